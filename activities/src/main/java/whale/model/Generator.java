@@ -1,0 +1,9 @@
+package whale.model;
+
+import java.util.List;
+
+/** Anything that completes a batch of prompts in one go: the model, or its gRPC service. */
+public interface Generator {
+  /** Completions in the order of {@code requests}. */
+  List<Completion> generate(List<GenerationRequest> requests, SamplingParams params);
+}
