@@ -1,0 +1,174 @@
+package whale.workflows;
+
+import com.fasterxml.jackson.annotation.JsonAnySetter;
+import com.fasterxml.jackson.annotation.JsonInclude;
+import java.util.Map;
+
+/**
+ * One WHALE experiment, as written in a spec file ({@code examples/math.json}) and passed as the
+ * workflow's input. Every field may be left out; the defaults are the method doc's settings where it
+ * has one and small CPU-sized values where it does not. Unknown fields are collected (not ignored) so
+ * that {@link SpecValidator} can reject them by name.
+ */
+public record ExperimentSpec(
+    String name,
+    String task,
+    Long seed,
+    String schedule,
+    DataSpec data,
+    ModelSpec model,
+    RsftSpec rsft,
+    PhaseSpec phases,
+    HarnessSpec harness,
+    EvalSpec eval,
+    @JsonAnySetter @JsonInclude(JsonInclude.Include.NON_EMPTY) Map<String, Object> unknown) {
+
+  public ExperimentSpec {
+    name = name == null ? "whale" : name;
+    task = task == null ? "math" : task;
+    seed = seed == null ? 1L : seed;
+    schedule = schedule == null ? "whale" : schedule;
+    data = data == null ? DataSpec.defaults() : data;
+    model = model == null ? ModelSpec.defaults() : model;
+    rsft = rsft == null ? RsftSpec.defaults() : rsft;
+    phases = phases == null ? PhaseSpec.defaults() : phases;
+    harness = harness == null ? HarnessSpec.defaults() : harness;
+    eval = eval == null ? EvalSpec.defaults() : eval;
+    unknown = unknown == null ? Map.of() : Map.copyOf(unknown);
+  }
+
+  public static ExperimentSpec defaults() {
+    return new ExperimentSpec(null, null, null, null, null, null, null, null, null, null, null);
+  }
+
+  /**
+   * The task's data: generator seed (fixed across training seeds so runs compare on the same
+   * problems) and split sizes. D_harness is 256 problems in every domain of the paper.
+   */
+  public record DataSpec(
+      Long seed,
+      Integer weightProblems,
+      Integer harnessProblems,
+      Integer testProblems,
+      @JsonAnySetter @JsonInclude(JsonInclude.Include.NON_EMPTY) Map<String, Object> unknown) {
+    public DataSpec {
+      seed = seed == null ? 1234L : seed;
+      weightProblems = weightProblems == null ? 512 : weightProblems;
+      harnessProblems = harnessProblems == null ? 256 : harnessProblems;
+      testProblems = testProblems == null ? 128 : testProblems;
+      unknown = unknown == null ? Map.of() : Map.copyOf(unknown);
+    }
+
+    public static DataSpec defaults() {
+      return new DataSpec(null, null, null, null, null);
+    }
+  }
+
+  /** The small causal transformer and its seeded pretraining on the task's generic format corpus. */
+  public record ModelSpec(
+      Integer contextLength,
+      Integer dModel,
+      Integer layers,
+      Integer heads,
+      Integer pretrainSteps,
+      Integer pretrainBatch,
+      Double pretrainLearningRate,
+      Integer pretrainDocuments,
+      @JsonAnySetter @JsonInclude(JsonInclude.Include.NON_EMPTY) Map<String, Object> unknown) {
+    public ModelSpec {
+      contextLength = contextLength == null ? 160 : contextLength;
+      dModel = dModel == null ? 64 : dModel;
+      layers = layers == null ? 2 : layers;
+      heads = heads == null ? 4 : heads;
+      pretrainSteps = pretrainSteps == null ? 600 : pretrainSteps;
+      pretrainBatch = pretrainBatch == null ? 64 : pretrainBatch;
+      pretrainLearningRate = pretrainLearningRate == null ? 3e-3 : pretrainLearningRate;
+      pretrainDocuments = pretrainDocuments == null ? 20000 : pretrainDocuments;
+      unknown = unknown == null ? Map.of() : Map.copyOf(unknown);
+    }
+
+    public static ModelSpec defaults() {
+      return new ModelSpec(null, null, null, null, null, null, null, null, null);
+    }
+  }
+
+  /** One online RSFT step: the method doc's n = 8, temperature 1.0, top_k 20, reward > 0.5. */
+  public record RsftSpec(
+      Integer promptsPerStep,
+      Integer samplesPerPrompt,
+      Double temperature,
+      Integer topK,
+      Double acceptThreshold,
+      Integer minibatch,
+      Double learningRate,
+      @JsonAnySetter @JsonInclude(JsonInclude.Include.NON_EMPTY) Map<String, Object> unknown) {
+    public RsftSpec {
+      promptsPerStep = promptsPerStep == null ? 32 : promptsPerStep;
+      samplesPerPrompt = samplesPerPrompt == null ? 8 : samplesPerPrompt;
+      temperature = temperature == null ? 1.0 : temperature;
+      topK = topK == null ? 20 : topK;
+      acceptThreshold = acceptThreshold == null ? 0.5 : acceptThreshold;
+      minibatch = minibatch == null ? 64 : minibatch;
+      learningRate = learningRate == null ? 1e-3 : learningRate;
+      unknown = unknown == null ? Map.of() : Map.copyOf(unknown);
+    }
+
+    public static RsftSpec defaults() {
+      return new RsftSpec(null, null, null, null, null, null, null, null);
+    }
+  }
+
+  /** Phase lengths and the weight budget: E = 0.6 epochs, I = 6 iterations, at most 30 rounds. */
+  public record PhaseSpec(
+      Double weightEpochsPerPhase,
+      Integer harnessIterationsPerPhase,
+      Double weightBudgetEpochs,
+      Integer maxRounds,
+      @JsonAnySetter @JsonInclude(JsonInclude.Include.NON_EMPTY) Map<String, Object> unknown) {
+    public PhaseSpec {
+      weightEpochsPerPhase = weightEpochsPerPhase == null ? 0.6 : weightEpochsPerPhase;
+      harnessIterationsPerPhase = harnessIterationsPerPhase == null ? 6 : harnessIterationsPerPhase;
+      weightBudgetEpochs = weightBudgetEpochs == null ? 6.0 : weightBudgetEpochs;
+      maxRounds = maxRounds == null ? 30 : maxRounds;
+      unknown = unknown == null ? Map.of() : Map.copyOf(unknown);
+    }
+
+    public static PhaseSpec defaults() {
+      return new PhaseSpec(null, null, null, null, null);
+    }
+  }
+
+  /** Meta-Harness search: M = 3 candidates per iteration, turn budget 16 model calls. */
+  public record HarnessSpec(
+      String proposer,
+      Integer candidatesPerIteration,
+      Integer turnBudget,
+      Integer episodeTimeoutSeconds,
+      @JsonAnySetter @JsonInclude(JsonInclude.Include.NON_EMPTY) Map<String, Object> unknown) {
+    public HarnessSpec {
+      proposer = proposer == null ? "template" : proposer;
+      candidatesPerIteration = candidatesPerIteration == null ? 3 : candidatesPerIteration;
+      turnBudget = turnBudget == null ? 16 : turnBudget;
+      episodeTimeoutSeconds = episodeTimeoutSeconds == null ? 30 : episodeTimeoutSeconds;
+      unknown = unknown == null ? Map.of() : Map.copyOf(unknown);
+    }
+
+    public static HarnessSpec defaults() {
+      return new HarnessSpec(null, null, null, null, null);
+    }
+  }
+
+  /** Test evaluation: mean@k with k = 8 samples per D_test problem. */
+  public record EvalSpec(
+      Integer k,
+      @JsonAnySetter @JsonInclude(JsonInclude.Include.NON_EMPTY) Map<String, Object> unknown) {
+    public EvalSpec {
+      k = k == null ? 8 : k;
+      unknown = unknown == null ? Map.of() : Map.copyOf(unknown);
+    }
+
+    public static EvalSpec defaults() {
+      return new EvalSpec(null, null);
+    }
+  }
+}

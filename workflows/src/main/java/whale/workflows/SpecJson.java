@@ -1,0 +1,42 @@
+package whale.workflows;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonMappingException;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.util.List;
+import java.util.stream.Collectors;
+
+/** Reads a spec file: JSON syntax and type errors are reported with the field path, then validated. */
+public final class SpecJson {
+  private static final ObjectMapper MAPPER = new ObjectMapper();
+
+  private SpecJson() {}
+
+  public static ExperimentSpec parse(String json) {
+    ExperimentSpec spec;
+    try {
+      spec = MAPPER.readValue(json, ExperimentSpec.class);
+    } catch (JsonMappingException e) {
+      String path = e.getPath().stream()
+          .map(r -> r.getFieldName() != null ? r.getFieldName() : "[" + r.getIndex() + "]")
+          .collect(Collectors.joining("."));
+      throw new InvalidSpecException(List.of(
+          (path.isEmpty() ? "spec" : path) + ": " + e.getOriginalMessage().split("\n")[0]));
+    } catch (JsonProcessingException e) {
+      throw new InvalidSpecException(List.of("spec: not valid JSON: " + e.getOriginalMessage()
+          + " at line " + e.getLocation().getLineNr() + ", column " + e.getLocation().getColumnNr()));
+    }
+    if (spec == null) {
+      throw new InvalidSpecException(List.of("spec: empty document"));
+    }
+    return SpecValidator.validate(spec);
+  }
+
+  public static String write(ExperimentSpec spec) {
+    try {
+      return MAPPER.writerWithDefaultPrettyPrinter().writeValueAsString(spec);
+    } catch (JsonProcessingException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+}

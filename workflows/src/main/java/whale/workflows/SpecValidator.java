@@ -1,0 +1,129 @@
+package whale.workflows;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+
+/**
+ * Checks an {@link ExperimentSpec} before anything runs. Pure: used by the CLI before starting a
+ * workflow and by the workflow itself as its first act (a spec started with {@code temporal workflow
+ * start} never went through the CLI).
+ */
+public final class SpecValidator {
+  public static final Set<String> TASKS = Set.of("math");
+  public static final Set<String> SCHEDULES = Set.of("whale");
+  public static final Set<String> PROPOSERS = Set.of("template");
+
+  private final List<String> problems = new ArrayList<>();
+
+  private SpecValidator() {}
+
+  /** All problems, each naming its field; empty when the spec is valid. */
+  public static List<String> problems(ExperimentSpec s) {
+    SpecValidator v = new SpecValidator();
+    v.check(s);
+    return List.copyOf(v.problems);
+  }
+
+  /** Returns the spec, or throws {@link InvalidSpecException} listing every problem. */
+  public static ExperimentSpec validate(ExperimentSpec s) {
+    List<String> p = problems(s);
+    if (!p.isEmpty()) {
+      throw new InvalidSpecException(p);
+    }
+    return s;
+  }
+
+  private void check(ExperimentSpec s) {
+    unknown("", s.unknown());
+    if (s.name().isBlank() || s.name().length() > 100) {
+      problems.add("name: must be 1 to 100 characters, got '" + s.name() + "'");
+    }
+    oneOf("task", s.task(), TASKS);
+    oneOf("schedule", s.schedule(), SCHEDULES);
+
+    var d = s.data();
+    unknown("data.", d.unknown());
+    range("data.weightProblems", d.weightProblems(), 8, 1_000_000);
+    range("data.harnessProblems", d.harnessProblems(), 1, 100_000);
+    range("data.testProblems", d.testProblems(), 1, 100_000);
+
+    var m = s.model();
+    unknown("model.", m.unknown());
+    range("model.contextLength", m.contextLength(), 32, 4096);
+    range("model.dModel", m.dModel(), 8, 4096);
+    range("model.layers", m.layers(), 1, 64);
+    range("model.heads", m.heads(), 1, 64);
+    if (m.dModel() % m.heads() != 0) {
+      problems.add("model.heads: must divide model.dModel (" + m.dModel() + "), got " + m.heads());
+    }
+    range("model.pretrainSteps", m.pretrainSteps(), 0, 1_000_000);
+    range("model.pretrainBatch", m.pretrainBatch(), 1, 4096);
+    rangeOpenLow("model.pretrainLearningRate", m.pretrainLearningRate(), 0, 1);
+    range("model.pretrainDocuments", m.pretrainDocuments(), 1, 10_000_000);
+
+    var r = s.rsft();
+    unknown("rsft.", r.unknown());
+    range("rsft.promptsPerStep", r.promptsPerStep(), 1, 100_000);
+    range("rsft.samplesPerPrompt", r.samplesPerPrompt(), 1, 1024);
+    range("rsft.temperature", r.temperature(), 0, 10);
+    range("rsft.topK", r.topK(), 0, 100_000);
+    range("rsft.acceptThreshold", r.acceptThreshold(), 0, 1);
+    range("rsft.minibatch", r.minibatch(), 1, 100_000);
+    rangeOpenLow("rsft.learningRate", r.learningRate(), 0, 1);
+    if (r.promptsPerStep() > d.weightProblems()) {
+      problems.add("rsft.promptsPerStep: must be at most data.weightProblems ("
+          + d.weightProblems() + "), got " + r.promptsPerStep());
+    }
+
+    var p = s.phases();
+    unknown("phases.", p.unknown());
+    rangeOpenLow("phases.weightEpochsPerPhase", p.weightEpochsPerPhase(), 0, 1000);
+    range("phases.harnessIterationsPerPhase", p.harnessIterationsPerPhase(), 1, 1000);
+    rangeOpenLow("phases.weightBudgetEpochs", p.weightBudgetEpochs(), 0, 1000);
+    range("phases.maxRounds", p.maxRounds(), 1, 30);
+
+    var h = s.harness();
+    unknown("harness.", h.unknown());
+    oneOf("harness.proposer", h.proposer(), PROPOSERS);
+    range("harness.candidatesPerIteration", h.candidatesPerIteration(), 1, 64);
+    range("harness.turnBudget", h.turnBudget(), 1, 16);
+    range("harness.episodeTimeoutSeconds", h.episodeTimeoutSeconds(), 1, 3600);
+
+    var e = s.eval();
+    unknown("eval.", e.unknown());
+    range("eval.k", e.k(), 1, 1024);
+  }
+
+  private void unknown(String prefix, Map<String, Object> unknown) {
+    for (String k : new TreeSet<>(unknown.keySet())) {
+      problems.add(prefix + k + ": unknown field");
+    }
+  }
+
+  private void oneOf(String field, String value, Set<String> allowed) {
+    if (!allowed.contains(value)) {
+      problems.add(field + ": must be one of " + new TreeSet<>(allowed) + ", got '" + value + "'");
+    }
+  }
+
+  private void range(String field, long value, long min, long max) {
+    if (value < min || value > max) {
+      problems.add(field + ": must be in [" + min + ", " + max + "], got " + value);
+    }
+  }
+
+  private void range(String field, double value, double min, double max) {
+    if (!(value >= min && value <= max)) {
+      problems.add(field + ": must be in [" + min + ", " + max + "], got " + value);
+    }
+  }
+
+  private void rangeOpenLow(String field, double value, double min, double max) {
+    if (!(value > min && value <= max)) {
+      problems.add(field + ": must be in (" + min + ", " + max + "], got " + value);
+    }
+  }
+}

@@ -1,0 +1,24 @@
+package whale.workflows;
+
+import java.util.List;
+
+/**
+ * The finished run: best test mean@8 and where it was reached, the final checkpoint and harness, and
+ * every test evaluation in order (the learning curve).
+ */
+public record WhaleResult(
+    String name,
+    String schedule,
+    double baseMeanAt8,
+    double bestMeanAt8,
+    String bestAt,
+    long rolloutsAtBest,
+    long rollouts,
+    long testRollouts,
+    int rounds,
+    int steps,
+    boolean stopped,
+    String checkpointRef,
+    String harnessRef,
+    String harnessName,
+    List<RunEvent> evaluations) {}

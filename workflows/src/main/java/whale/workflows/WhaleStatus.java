@@ -1,0 +1,29 @@
+package whale.workflows;
+
+/**
+ * Answer of the {@code status} query.
+ *
+ * @param phase "starting", "base", "weight", "harness", "done"
+ * @param step RSFT steps done in the whole run
+ * @param budgetSteps the weight budget in steps
+ * @param rollouts training rollouts spent (weight steps + harness iterations)
+ * @param testRollouts rollouts spent on test evaluation, counted apart
+ * @param bestMeanAt8 best test mean@8 so far (NaN before the first evaluation)
+ * @param bestAt where it was reached, e.g. "round 2 harness"
+ */
+public record WhaleStatus(
+    String phase,
+    boolean paused,
+    boolean stopRequested,
+    int round,
+    int step,
+    int budgetSteps,
+    int harnessIteration,
+    long rollouts,
+    long testRollouts,
+    double bestMeanAt8,
+    String bestAt,
+    long rolloutsAtBest,
+    String checkpointRef,
+    String harnessRef,
+    String harnessName) {}
