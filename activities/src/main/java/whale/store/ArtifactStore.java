@@ -1,0 +1,230 @@
+package whale.store;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.AtomicMoveNotSupportedException;
+import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.security.DigestInputStream;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
+import java.util.Optional;
+import java.util.regex.Pattern;
+
+/**
+ * Where big data lives: checkpoints, rollouts, traces, harness sources. Objects are immutable and
+ * content-addressed ({@code sha256:<hex>}), so only a short reference travels through Temporal, a
+ * retried activity that writes the same bytes gets the same reference, and a half-written file is
+ * never visible (write to a temporary name, then an atomic rename). Memos map an activity's request
+ * key to its result so a retry after a crash repeats no finished work. A local directory by default;
+ * on several machines, a shared file system mounted at the same path.
+ */
+public final class ArtifactStore {
+  private static final Pattern REF = Pattern.compile("sha256:[0-9a-f]{64}");
+  private static final Pattern NAME = Pattern.compile("[A-Za-z0-9._-]+(/[A-Za-z0-9._-]+)*");
+  private static final ObjectMapper JSON =
+      new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+
+  private final Path root;
+
+  public ArtifactStore(Path root) {
+    this.root = root.toAbsolutePath().normalize();
+    try {
+      Files.createDirectories(this.root.resolve("objects"));
+      Files.createDirectories(this.root.resolve("tmp"));
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot create artifact store at " + this.root, e);
+    }
+  }
+
+  public Path root() {
+    return root;
+  }
+
+  public static ObjectMapper json() {
+    return JSON;
+  }
+
+  /** A fresh temporary file inside the store (same file system, so the final rename is atomic). */
+  public Path newTempFile(String suffix) {
+    try {
+      return Files.createTempFile(root.resolve("tmp"), "w-", suffix);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  public String putBytes(byte[] bytes) {
+    Path tmp = newTempFile(".obj");
+    try {
+      Files.write(tmp, bytes);
+      return putFile(tmp);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  public String putString(String text) {
+    return putBytes(text.getBytes(StandardCharsets.UTF_8));
+  }
+
+  public String putJson(Object value) {
+    try {
+      return putBytes(JSON.writeValueAsBytes(value));
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  /** Moves a finished file into the store under its content hash and returns the reference. */
+  public String putFile(Path file) {
+    try {
+      String hex = sha256(file);
+      Path dest = objectPath(hex);
+      Files.createDirectories(dest.getParent());
+      if (Files.exists(dest)) {
+        Files.delete(file); // same content already stored: nothing to do
+      } else {
+        moveAtomically(file, dest);
+      }
+      return "sha256:" + hex;
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot store " + file, e);
+    }
+  }
+
+  /** The stored file of a reference; fails clearly on a malformed or missing reference. */
+  public Path path(String ref) {
+    if (ref == null || !REF.matcher(ref).matches()) {
+      throw new IllegalArgumentException("not an artifact reference: '" + ref
+          + "' (expected sha256:<64 hex digits>)");
+    }
+    Path p = objectPath(ref.substring(7));
+    if (!Files.exists(p)) {
+      throw new IllegalArgumentException("artifact " + ref + " is not in the store at " + root);
+    }
+    return p;
+  }
+
+  public byte[] getBytes(String ref) {
+    try {
+      return Files.readAllBytes(path(ref));
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  public String getString(String ref) {
+    return new String(getBytes(ref), StandardCharsets.UTF_8);
+  }
+
+  public <T> T getJson(String ref, Class<T> type) {
+    try {
+      return JSON.readValue(path(ref).toFile(), type);
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot read " + ref + " as " + type.getSimpleName(), e);
+    }
+  }
+
+  /** The value remembered for an activity request key, if a previous attempt finished. */
+  public Optional<String> memo(String namespace, String key) {
+    Path p = memoPath(namespace, key);
+    try {
+      return Files.exists(p) ? Optional.of(Files.readString(p)) : Optional.empty();
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  /** Remembers a finished request's result (first writer wins; later writers must agree). */
+  public void putMemo(String namespace, String key, String value) {
+    Path p = memoPath(namespace, key);
+    Path tmp = newTempFile(".memo");
+    try {
+      Files.createDirectories(p.getParent());
+      Files.writeString(tmp, value);
+      moveAtomically(tmp, p);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  /** A named, human-browsable directory (archives, reports) under {@code root/named/}. */
+  public Path namedDir(String name) {
+    if (!NAME.matcher(name).matches() || name.contains("..")) {
+      throw new IllegalArgumentException("bad artifact directory name: '" + name + "'");
+    }
+    Path p = root.resolve("named").resolve(name);
+    try {
+      Files.createDirectories(p);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    return p;
+  }
+
+  /** Writes a file atomically (used for the browsable archive tree). */
+  public static void writeAtomically(Path dest, byte[] bytes) {
+    try {
+      Files.createDirectories(dest.getParent());
+      Path tmp = Files.createTempFile(dest.getParent(), ".w-", ".tmp");
+      Files.write(tmp, bytes);
+      moveAtomically(tmp, dest);
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot write " + dest, e);
+    }
+  }
+
+  /** Hex SHA-256 of a string, for memo keys. */
+  public static String sha256Hex(String text) {
+    return HexFormat.of().formatHex(digest().digest(text.getBytes(StandardCharsets.UTF_8)));
+  }
+
+  private Path memoPath(String namespace, String key) {
+    if (!namespace.matches("[a-z0-9-]+") || !key.matches("[0-9a-f]{16,64}")) {
+      throw new IllegalArgumentException("bad memo key " + namespace + "/" + key);
+    }
+    return root.resolve("memo").resolve(namespace).resolve(key);
+  }
+
+  private Path objectPath(String hex) {
+    return root.resolve("objects").resolve(hex.substring(0, 2)).resolve(hex.substring(2));
+  }
+
+  private static void moveAtomically(Path from, Path to) throws IOException {
+    try {
+      Files.move(from, to, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+    } catch (AtomicMoveNotSupportedException e) {
+      try {
+        Files.move(from, to);
+      } catch (FileAlreadyExistsException ignored) {
+        Files.deleteIfExists(from);
+      }
+    }
+  }
+
+  private static String sha256(Path file) throws IOException {
+    MessageDigest md = digest();
+    try (InputStream in = new DigestInputStream(Files.newInputStream(file), md);
+        OutputStream sink = OutputStream.nullOutputStream()) {
+      in.transferTo(sink);
+    }
+    return HexFormat.of().formatHex(md.digest());
+  }
+
+  private static MessageDigest digest() {
+    try {
+      return MessageDigest.getInstance("SHA-256");
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+}

@@ -1,0 +1,27 @@
+package whale.workers;
+
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+
+/** The {@code whale} command line. */
+@Command(name = "whale", mixinStandardHelpOptions = true, version = "whale 0.1.0",
+    description = "WHALE (Weight-Harness Alternating LEarning) as a durable Temporal workflow.",
+    subcommands = {DemoCommand.class, WorkerCommand.class, StartCommand.class,
+        SignalCommand.class, StatusCommand.class})
+public class WhaleCli implements Runnable {
+  @Override
+  public void run() {
+    new CommandLine(this).usage(System.out);
+  }
+
+  public static void main(String[] args) {
+    // DJL must never try the network: its natives come from Maven jars; no telemetry.
+    System.setProperty("ai.djl.offline", "true");
+    CommandLine cli = new CommandLine(new WhaleCli());
+    cli.setExecutionExceptionHandler((ex, cmd, parsed) -> {
+      cmd.getErr().println("whale: " + (ex.getMessage() == null ? ex.toString() : ex.getMessage()));
+      return 2;
+    });
+    System.exit(cli.execute(args));
+  }
+}

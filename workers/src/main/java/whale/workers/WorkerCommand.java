@@ -1,0 +1,50 @@
+package whale.workers;
+
+import io.temporal.worker.WorkerFactory;
+import java.nio.file.Path;
+import java.util.EnumSet;
+import java.util.concurrent.CountDownLatch;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+import whale.activities.ActivityRuntime;
+
+@Command(name = "worker", mixinStandardHelpOptions = true,
+    description = "Serve whale task queues against a Temporal service until stopped.")
+public class WorkerCommand implements java.util.concurrent.Callable<Integer> {
+  @Mixin Connection connection;
+
+  @Option(names = "--queues", defaultValue = "control,gpu,harness,eval",
+      description = "Comma-separated: control, gpu, harness, eval (default: all).")
+  String queues;
+
+  @Option(names = "--artifacts", description = "Artifact store directory, shared by all workers "
+      + "(default: $WHALE_ARTIFACTS or ./whale-artifacts).")
+  Path artifacts;
+
+  @Override
+  public Integer call() throws Exception {
+    EnumSet<Queue> qs = Queue.parse(queues);
+    var service = connection.service();
+    var client = connection.client(service);
+    if (qs.contains(Queue.CONTROL)) {
+      var added = SearchAttributeSetup.ensure(service, connection.namespace());
+      if (!added.isEmpty()) {
+        System.out.println("registered search attributes " + added);
+      }
+    }
+    ActivityRuntime runtime = ActivityRuntime.open(Artifacts.dir(artifacts));
+    WorkerFactory factory = WorkerFactory.newInstance(client);
+    WhaleWorkers.register(factory, qs, runtime);
+    factory.start();
+    System.out.println("whale worker on " + connection.address() + " namespace "
+        + connection.namespace() + " serving " + qs + ", artifacts at " + runtime.store().root());
+    CountDownLatch done = new CountDownLatch(1);
+    Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+      factory.shutdown();
+      done.countDown();
+    }));
+    done.await();
+    return 0;
+  }
+}
