@@ -1,0 +1,53 @@
+package whale.activities;
+
+import java.util.List;
+import java.util.Locale;
+import whale.eval.MeanAtK;
+import whale.harness.CompiledHarness;
+import whale.harness.EpisodeResult;
+import whale.task.Split;
+import whale.task.Task;
+import whale.task.TaskProblem;
+import whale.workflows.activities.EvalActivities;
+import whale.workflows.activities.EvalRequest;
+import whale.workflows.activities.MeanAtKResult;
+
+/** Rollouts for measurement: test mean@k, and harness candidates' scores on D_harness. */
+public class EvalActivitiesImpl implements EvalActivities {
+  private final ActivityRuntime runtime;
+
+  public EvalActivitiesImpl(ActivityRuntime runtime) {
+    this.runtime = runtime;
+  }
+
+  @Override
+  public MeanAtKResult evaluate(EvalRequest req) {
+    return Memo.once(runtime.store(), "evaluate", req, MeanAtKResult.class, () -> run(req));
+  }
+
+  private MeanAtKResult run(EvalRequest req) {
+    Split split = switch (req.split()) {
+      case "test" -> Split.TEST;
+      case "harness" -> Split.HARNESS;
+      // D_weight is for training only: never report or select on it
+      default -> throw new IllegalArgumentException("evaluate: split must be 'test' or 'harness', "
+          + "got '" + req.split() + "'");
+    };
+    if (req.k() < 1) {
+      throw new IllegalArgumentException("evaluate: k must be at least 1, got " + req.k());
+    }
+    Task task = runtime.task(req.task());
+    List<TaskProblem> problems = task.split(split);
+    CompiledHarness harness = runtime.harness(req.harnessRef());
+    List<EpisodeResult> episodes = runtime.withModel(req.checkpointRef(), model ->
+        Episodes.run(model, task, harness, problems, req.k(), req.seed(), req.episodes(),
+            req.label()));
+    MeanAtK m = MeanAtK.ofEpisodes(episodes);
+    double turns = episodes.stream().mapToInt(EpisodeResult::turns).average().orElse(0);
+    String traces = runtime.store().putJson(episodes);
+    Episodes.heartbeat(String.format(Locale.ROOT, "%s: mean@%d %.3f", req.label(), req.k(),
+        m.meanAtK()));
+    return new MeanAtKResult(m.meanAtK(), m.passAtK(), m.majAtK(), turns, req.k(), m.problems(),
+        episodes.size(), traces);
+  }
+}

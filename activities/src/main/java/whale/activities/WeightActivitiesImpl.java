@@ -1,0 +1,113 @@
+package whale.activities;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import whale.harness.CompiledHarness;
+import whale.harness.EpisodeResult;
+import whale.model.LanguageModel;
+import whale.model.ModelConfig;
+import whale.model.SftExample;
+import whale.model.TrainStats;
+import whale.task.Split;
+import whale.task.Task;
+import whale.task.TaskProblem;
+import whale.workflows.activities.BaseModelRequest;
+import whale.workflows.activities.RsftStepRequest;
+import whale.workflows.activities.RsftStepResult;
+import whale.workflows.activities.WeightActivities;
+import whale.workflows.schedule.Seeds;
+
+/** The weight side: the base model's pretraining and one online RSFT step. */
+public class WeightActivitiesImpl implements WeightActivities {
+  /** Pretraining runs in chunks of this many steps, with a heartbeat after each. */
+  private static final int PRETRAIN_CHUNK = 50;
+
+  private final ActivityRuntime runtime;
+
+  public WeightActivitiesImpl(ActivityRuntime runtime) {
+    this.runtime = runtime;
+  }
+
+  @Override
+  public String prepareBaseModel(BaseModelRequest req) {
+    return Memo.once(runtime.store(), "base-model", req, String.class, () -> pretrain(req));
+  }
+
+  private String pretrain(BaseModelRequest req) {
+    Task task = runtime.task(req.task());
+    var m = req.model();
+    List<String> corpus = task.pretrainingCorpus(req.seed(), m.pretrainDocuments());
+    ModelConfig config = new ModelConfig(ModelConfig.defaults().vocabSize(), m.contextLength(),
+        m.dModel(), m.layers(), m.heads(), ModelConfig.defaults().mlpRatio());
+    try (LanguageModel model = LanguageModel.create(config, req.seed())) {
+      for (int done = 0; done < m.pretrainSteps(); done += PRETRAIN_CHUNK) {
+        int n = Math.min(PRETRAIN_CHUNK, m.pretrainSteps() - done);
+        TrainStats s = model.pretrain(corpus, n, m.pretrainBatch(),
+            m.pretrainLearningRate().floatValue(), Seeds.mix(req.seed(), done));
+        Episodes.heartbeat("pretrain step " + (done + n) + "/" + m.pretrainSteps()
+            + " loss " + s.meanLoss());
+      }
+      return save(model);
+    }
+  }
+
+  @Override
+  public RsftStepResult rsftStep(RsftStepRequest req) {
+    return Memo.once(runtime.store(), "rsft-step", req, RsftStepResult.class, () -> step(req));
+  }
+
+  /**
+   * The method doc's step: n samples per prompt under the current harness, the verifier, accept
+   * reward above the threshold, one SFT epoch over the accepted rollouts' model-written tokens, and
+   * no update when nothing is accepted.
+   */
+  private RsftStepResult step(RsftStepRequest req) {
+    Task task = runtime.task(req.task());
+    List<TaskProblem> all = task.split(Split.WEIGHT);
+    List<TaskProblem> batch = new ArrayList<>(req.problems().size());
+    for (int i : req.problems()) {
+      if (i < 0 || i >= all.size()) {
+        throw new IllegalArgumentException("problem index " + i + " outside D_weight of size "
+            + all.size());
+      }
+      batch.add(all.get(i));
+    }
+    CompiledHarness harness = runtime.harness(req.harnessRef());
+    try (LanguageModel model = runtime.loadForTraining(req.checkpointRef())) {
+      List<EpisodeResult> episodes = Episodes.run(model, task, harness, batch,
+          req.samplesPerPrompt(), req.seed(), req.episodes(), "RSFT step " + req.step());
+      double reward = episodes.stream().mapToDouble(EpisodeResult::reward).average().orElse(0);
+      List<SftExample> examples = new ArrayList<>();
+      int accepted = 0;
+      for (EpisodeResult e : episodes) {
+        if (e.reward() > req.acceptThreshold()) {
+          accepted++;
+          examples.addAll(e.sftExamples());
+        }
+      }
+      String rolloutsRef = runtime.store().putJson(episodes);
+      if (examples.isEmpty()) {
+        return new RsftStepResult(req.checkpointRef(), reward, 0, episodes.size(), 0, 0.0,
+            rolloutsRef);
+      }
+      Episodes.heartbeat("RSFT step " + req.step() + ": SFT on " + examples.size() + " calls");
+      TrainStats stats = model.sft(examples, req.minibatch(), (float) req.learningRate(),
+          Seeds.mix(req.seed(), 1));
+      return new RsftStepResult(save(model), reward, accepted, episodes.size(), examples.size(),
+          stats.meanLoss(), rolloutsRef);
+    }
+  }
+
+  private String save(LanguageModel model) {
+    Path tmp = runtime.store().newTempFile(".ckpt");
+    try {
+      model.save(tmp);
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot write checkpoint", e);
+    }
+    return runtime.store().putFile(tmp);
+  }
+}
