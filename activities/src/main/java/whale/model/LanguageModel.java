@@ -271,12 +271,13 @@ public final class LanguageModel implements Generator, AutoCloseable {
       }
       batches.add(batch);
     }
-    return train(batches, learningRate);
+    return train(batches, step -> learningRate); // constant: RSFT rounds are short
   }
 
   /**
    * Next-token pretraining: {@code steps} steps, each on {@code batch} documents drawn by {@code seed}
    * (a document longer than the context contributes a random window of it); every token counts.
+   * {@code lr} is the peak of a warm-up then cosine-decay schedule over the call.
    */
   public TrainStats pretrain(List<String> documents, int steps, int batch, float lr, long seed) {
     if (batch < 1) {
@@ -308,21 +309,35 @@ public final class LanguageModel implements Generator, AutoCloseable {
       }
       batches.add(rows);
     }
-    return train(batches, lr);
+    return train(batches, step -> scheduledLr(lr, step, steps));
   }
 
-  private TrainStats train(List<List<Row>> batches, float lr) {
+  /**
+   * Pretraining's learning rate at {@code step} of {@code total}: linear warm-up over the first 5%
+   * (so early AdamW steps, with tiny second-moment estimates, stay small), then cosine decay to 10%
+   * of the peak (the decay is what turns a noisy plateau into exact answers).
+   */
+  static float scheduledLr(float peak, int step, int total) {
+    int warmup = Math.max(1, total / 20);
+    if (step < warmup) {
+      return peak * (step + 1) / warmup;
+    }
+    double progress = (double) (step - warmup) / Math.max(1, total - warmup);
+    return (float) (peak * (0.1 + 0.9 * 0.5 * (1 + Math.cos(Math.PI * progress))));
+  }
+
+  private TrainStats train(List<List<Row>> batches, java.util.function.IntToDoubleFunction lr) {
     synchronized (this) {
       synchronized (TRAIN_LOCK) {
         double lossSum = 0;
         long tokens = 0;
         int steps = 0;
-        for (List<Row> batch : batches) {
-          Batch b = Batch.of(batch);
+        for (int i = 0; i < batches.size(); i++) {
+          Batch b = Batch.of(batches.get(i));
           if (b.weightSum == 0) {
             continue; // nothing to learn from (e.g. empty completions)
           }
-          float loss = step(b, lr);
+          float loss = step(b, (float) lr.applyAsDouble(i));
           lossSum += (double) loss * b.weightSum;
           tokens += (long) b.weightSum;
           steps++;
