@@ -90,6 +90,11 @@ public final class MathTask implements Task {
     return got != null && got.equals(want) ? 1.0 : 0.0;
   }
 
+  @Override
+  public boolean wellFormed(String answer) {
+    return parseStrictInteger(answer) != null;
+  }
+
   /** The integer that the trimmed text is, or null when it is anything else. */
   public static Integer parseStrictInteger(String text) {
     if (text == null) {

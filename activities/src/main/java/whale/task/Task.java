@@ -21,6 +21,14 @@ public interface Task {
    */
   List<String> pretrainingCorpus(long seed, int documents);
 
+  /**
+   * Whether {@code answer} has the form an answer must have (for math: an integer), whether or not it
+   * is correct. Trace statistics count the rest as unparseable.
+   */
+  default boolean wellFormed(String answer) {
+    return answer != null && !answer.isBlank();
+  }
+
   /** The tool named {@code name}, or null. */
   default Tool tool(String name) {
     for (Tool t : tools()) {
