@@ -1,0 +1,119 @@
+package whale.model;
+
+import ai.djl.ndarray.NDArray;
+import ai.djl.ndarray.NDManager;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * AdamW written out on NDArrays so that its state (step count, first and second moments) can go into
+ * our own checkpoint file; DJL's {@code Model.save} keeps no optimizer state.
+ *
+ * <p>One step: clip the global gradient norm to {@link #CLIP}, update the moments, apply bias
+ * correction, and take the Adam step plus decoupled weight decay (matrices and embeddings only).
+ *
+ * <p>DJL/PyTorch facts this relies on (checked on DJL 0.36 / PyTorch 2.7.1):
+ *
+ * <ul>
+ *   <li>gradients accumulate across GradientCollectors, so {@link #step} zeroes them afterwards;
+ *   <li>an in-place update of a parameter that requires grad fails whenever PyTorch's thread-local
+ *       grad mode is on, which it is by default on any thread other than the one that loaded the
+ *       engine; updating a {@code stopGradient()} view (same storage) works on every thread.
+ * </ul>
+ */
+final class AdamW {
+  static final float BETA1 = 0.9f;
+  static final float BETA2 = 0.95f;
+  static final float EPS = 1e-8f;
+  static final float WEIGHT_DECAY = 0.1f;
+  static final float CLIP = 1.0f;
+
+  private final Map<String, NDArray> m = new LinkedHashMap<>();
+  private final Map<String, NDArray> v = new LinkedHashMap<>();
+  private final Set<String> decayed;
+  private long step;
+
+  /** Zero state for {@code params}; moments live in {@code manager} (the model's). */
+  AdamW(Map<String, NDArray> params, Set<String> decayed, NDManager manager) {
+    this.decayed = decayed;
+    for (Map.Entry<String, NDArray> e : params.entrySet()) {
+      m.put(e.getKey(), manager.zeros(e.getValue().getShape()));
+      v.put(e.getKey(), manager.zeros(e.getValue().getShape()));
+    }
+  }
+
+  long stepCount() {
+    return step;
+  }
+
+  NDArray firstMoment(String name) {
+    return m.get(name);
+  }
+
+  NDArray secondMoment(String name) {
+    return v.get(name);
+  }
+
+  /** Restores a checkpoint's state: step count and moment values (same names and sizes). */
+  void restore(long stepCount, Map<String, float[]> first, Map<String, float[]> second) {
+    this.step = stepCount;
+    for (String name : m.keySet()) {
+      m.get(name).set(first.get(name));
+      v.get(name).set(second.get(name));
+    }
+  }
+
+  /**
+   * One update from the gradients the last backward pass left on {@code params}; call inside an
+   * {@code NDScope} (temporaries are attached to the parameters' manager). Returns false and changes
+   * nothing but the gradients when the gradient norm is not finite.
+   */
+  boolean step(Map<String, NDArray> params, float lr) {
+    Map<String, NDArray> grads = new LinkedHashMap<>();
+    NDArray sumSq = null;
+    for (Map.Entry<String, NDArray> e : params.entrySet()) {
+      NDArray g = e.getValue().getGradient();
+      grads.put(e.getKey(), g);
+      NDArray s = g.square().sum();
+      sumSq = sumSq == null ? s : sumSq.add(s);
+    }
+    double norm = Math.sqrt(sumSq.getFloat());
+    boolean finite = Double.isFinite(norm);
+    if (finite) {
+      step++;
+      float scale = (float) Math.min(1.0, CLIP / (norm + 1e-6));
+      double bc1 = 1 - Math.pow(BETA1, step);
+      double bc2 = 1 - Math.pow(BETA2, step);
+      for (Map.Entry<String, NDArray> e : params.entrySet()) {
+        String name = e.getKey();
+        NDArray g = grads.get(name).mul(scale);
+        NDArray mi = m.get(name);
+        NDArray vi = v.get(name);
+        mi.muli(BETA1).addi(g.mul(1 - BETA1));
+        vi.muli(BETA2).addi(g.square().muli(1 - BETA2));
+        // update = lr * m̂ / (sqrt(v̂) + eps), with m̂ = m/bc1 and v̂ = v/bc2
+        NDArray update = mi.div(bc1).divi(vi.div(bc2).sqrt().addi(EPS)).muli(lr);
+        try (NDArray w = e.getValue().stopGradient()) {
+          if (decayed.contains(name)) {
+            w.muli(1 - lr * WEIGHT_DECAY);
+          }
+          w.subi(update);
+        }
+      }
+    }
+    for (NDArray g : grads.values()) {
+      if (finite) {
+        g.subi(g); // zero in place: the parameter's .grad buffer is shared with this view
+      } else {
+        g.set(new float[(int) g.size()]); // NaN*0 is NaN, so overwrite outright
+      }
+    }
+    return finite;
+  }
+
+  void close() {
+    m.values().forEach(NDArray::close);
+    v.values().forEach(NDArray::close);
+  }
+}

@@ -1,0 +1,193 @@
+package whale.model;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class LanguageModelTest {
+  private static final ModelConfig CONFIG = ModelConfig.defaults();
+
+  @Test
+  void sameSeedSameWeightsDifferentSeedDifferentWeights() {
+    try (LanguageModel a = LanguageModel.create(CONFIG, 7);
+        LanguageModel b = LanguageModel.create(CONFIG, 7);
+        LanguageModel c = LanguageModel.create(CONFIG, 8)) {
+      assertArrayEquals(a.logits("12+7=")[4], b.logits("12+7=")[4]);
+      assertNotEquals(Arrays.toString(a.logits("12+7=")[4]), Arrays.toString(c.logits("12+7=")[4]));
+    }
+  }
+
+  @Test
+  void logitsAtPositionTDoNotDependOnLaterTokens() {
+    try (LanguageModel model = LanguageModel.create(CONFIG, 1)) {
+      String a = "the quick brown fox jumps";
+      String b = "the quick brown XYZ!!!!!!";
+      int t = 15; // last shared position: "the quick brown" is 15 chars (0..14), index 15 is ' '
+      float[][] la = model.logits(a);
+      float[][] lb = model.logits(b);
+      for (int i = 0; i <= t; i++) {
+        assertArrayEquals(la[i], lb[i], 1e-6f, "position " + i);
+      }
+      assertNotEquals(Arrays.toString(la[t + 1]), Arrays.toString(lb[t + 1]));
+    }
+  }
+
+  @Test
+  void completionDoesNotDependOnBatchCompanions() {
+    try (LanguageModel model = LanguageModel.create(CONFIG, 3)) {
+      GenerationRequest mine = new GenerationRequest("x = compute(", 99, 24);
+      List<GenerationRequest> batch = new ArrayList<>();
+      batch.add(new GenerationRequest("a much longer prompt that forces right padding of the row", 1, 30));
+      batch.add(new GenerationRequest("", 2, 5));
+      batch.add(mine);
+      batch.add(new GenerationRequest("short", 3, 0));
+      for (SamplingParams p : List.of(SamplingParams.ROLLOUT, SamplingParams.GREEDY)) {
+        Completion alone = model.generate(List.of(mine), p).get(0);
+        List<Completion> together = model.generate(batch, p);
+        assertEquals(alone, together.get(2), p.toString());
+        assertEquals(12, alone.promptTokens());
+        assertTrue(alone.completionTokens() >= 1 && alone.completionTokens() <= 24);
+        assertEquals(alone.text().length(), alone.completionTokens());
+        assertTrue(alone.text().indexOf('\n') < 0 || alone.text().endsWith("\n"));
+        assertEquals(new Completion("", 5, 0), together.get(3));
+      }
+      // A different seed gives a different stream (overwhelmingly likely for an untrained model).
+      Completion other = model.generate(List.of(new GenerationRequest("x = compute(", 100, 24)),
+          SamplingParams.ROLLOUT).get(0);
+      assertNotEquals(model.generate(List.of(mine), SamplingParams.ROLLOUT).get(0).text(), other.text());
+    }
+  }
+
+  @Test
+  void longPromptsAreLeftTruncatedToTheContext() {
+    try (LanguageModel model = LanguageModel.create(CONFIG, 3)) {
+      String longPrompt = "0123456789".repeat(30);
+      Completion c = model.generate(List.of(new GenerationRequest(longPrompt, 5, 8)),
+          SamplingParams.GREEDY).get(0);
+      assertEquals(CONFIG.contextLength(), c.promptTokens());
+    }
+  }
+
+  @Test
+  void sftMaskCoversCompletionTokensOnly() {
+    LanguageModel.Row row = LanguageModel.sftRow("ab", "cd\n", 160);
+    assertArrayEquals(CharTokenizer.encode("abcd"), row.inputs());
+    assertArrayEquals(CharTokenizer.encode("bcd\n"), row.targets());
+    assertArrayEquals(new float[] {0, 1, 1, 1}, row.weights());
+
+    // Too long for a context of 4: the left end goes, the completion stays.
+    LanguageModel.Row cut = LanguageModel.sftRow("prompt", "xy\n", 4);
+    assertArrayEquals(CharTokenizer.encode("ptxy"), cut.inputs());
+    assertArrayEquals(CharTokenizer.encode("txy\n"), cut.targets());
+    assertArrayEquals(new float[] {0, 1, 1, 1}, cut.weights());
+
+    // An empty prompt is read as "\n".
+    LanguageModel.Row empty = LanguageModel.sftRow("", "hi\n", 160);
+    assertArrayEquals(CharTokenizer.encode("\nhi"), empty.inputs());
+    assertArrayEquals(new float[] {1, 1, 1}, empty.weights());
+  }
+
+  @Test
+  void sftMakesTheCompletionMoreLikelyAndIgnoresThePrompt() {
+    try (LanguageModel model = LanguageModel.create(CONFIG, 11)) {
+      List<SftExample> examples = new ArrayList<>();
+      for (int i = 0; i < 16; i++) {
+        examples.add(new SftExample("Q" + i + ": answer?\nA: ", "call(tool)\n"));
+      }
+      double before = model.logProb("Q3: answer?\nA: ", "call(tool)\n");
+      double promptBefore = model.logProb("", "Q3: answer?\n");
+      TrainStats s1 = model.sft(examples, 8, 3e-3f, 1);
+      assertEquals(2, s1.steps());
+      assertEquals(16 * 11, s1.tokens());
+      TrainStats last = s1;
+      for (int epoch = 0; epoch < 4; epoch++) {
+        last = model.sft(examples, 8, 3e-3f, 2 + epoch);
+      }
+      double after = model.logProb("Q3: answer?\nA: ", "call(tool)\n");
+      assertTrue(after > before + 5, "log p before " + before + " after " + after);
+      assertTrue(last.meanLoss() < s1.meanLoss(), s1 + " then " + last);
+      // Prompt text carries no loss, so its likelihood gains far less than the completion's.
+      double promptAfter = model.logProb("", "Q3: answer?\n");
+      assertTrue(promptAfter - promptBefore < (after - before) / 2,
+          "prompt " + promptBefore + " -> " + promptAfter);
+      assertEquals(TrainStats.NONE, model.sft(List.of(), 8, 3e-3f, 1));
+      assertEquals(10, model.optimizerSteps());
+    }
+  }
+
+  @Test
+  void saveLoadRestoresWeightsAndOptimizerState(@TempDir Path dir) throws IOException {
+    List<SftExample> examples = List.of(
+        new SftExample("1+1=", "2\n"), new SftExample("2+2=", "4\n"), new SftExample("3+3=", "6\n"));
+    Path file = dir.resolve("ckpt").resolve("model.bin");
+    try (LanguageModel model = LanguageModel.create(CONFIG, 5)) {
+      model.sft(examples, 2, 1e-3f, 1); // non-zero moments
+      model.save(file);
+      try (LanguageModel loaded = LanguageModel.load(file)) {
+        assertEquals(model.config(), loaded.config());
+        assertEquals(model.optimizerSteps(), loaded.optimizerSteps());
+        assertArrayEquals(model.logits("1+1=2\n"), loaded.logits("1+1=2\n"));
+        TrainStats a = model.sft(examples, 2, 1e-3f, 9);
+        TrainStats b = loaded.sft(examples, 2, 1e-3f, 9);
+        assertEquals(a, b);
+        assertArrayEquals(model.logits("3+3=6\n"), loaded.logits("3+3=6\n"));
+      }
+      // A fresh optimizer would take a different step: evidence that the state mattered.
+      model.save(file); // overwrite in place, atomically
+    }
+    try (var files = Files.list(file.getParent())) {
+      assertEquals(List.of(file), files.toList(), "no temp files left behind");
+    }
+
+    byte[] bytes = Files.readAllBytes(file);
+    Path truncated = dir.resolve("truncated.bin");
+    Files.write(truncated, Arrays.copyOf(bytes, bytes.length / 2));
+    IOException e = assertThrows(IOException.class, () -> LanguageModel.load(truncated));
+    assertTrue(e.getMessage().contains(truncated.toString()) && e.getMessage().contains("truncated"),
+        e.getMessage());
+
+    Path flipped = dir.resolve("flipped.bin");
+    byte[] copy = bytes.clone();
+    copy[copy.length / 2] ^= 0x40;
+    Files.write(flipped, copy);
+    e = assertThrows(IOException.class, () -> LanguageModel.load(flipped));
+    assertTrue(e.getMessage().contains("flipped.bin"), e.getMessage());
+
+    Path wrong = dir.resolve("wrong.bin");
+    Files.writeString(wrong, "definitely not a checkpoint");
+    e = assertThrows(IOException.class, () -> LanguageModel.load(wrong));
+    assertTrue(e.getMessage().contains("wrong.bin") && e.getMessage().contains("magic"), e.getMessage());
+  }
+
+  @Test
+  void withoutTheOptimizerStateTheNextStepDiffers(@TempDir Path dir) throws IOException {
+    // Control for the save/load test: same weights, zeroed AdamW state, must train differently.
+    List<SftExample> examples = List.of(new SftExample("a", "bc\n"), new SftExample("d", "ef\n"));
+    try (LanguageModel model = LanguageModel.create(CONFIG, 5)) {
+      model.sft(examples, 1, 1e-2f, 1);
+      Path file = dir.resolve("m.bin");
+      model.save(file);
+      Checkpoint cp = Checkpoint.read(file);
+      cp.m.values().forEach(a -> Arrays.fill(a, 0f));
+      cp.v.values().forEach(a -> Arrays.fill(a, 0f));
+      new Checkpoint(cp.config, cp.params, 0, cp.m, cp.v).write(file);
+      try (LanguageModel fresh = LanguageModel.load(file)) {
+        assertArrayEquals(model.logits("abc")[2], fresh.logits("abc")[2]);
+        fresh.sft(examples, 1, 1e-2f, 2);
+        model.sft(examples, 1, 1e-2f, 2);
+        assertNotEquals(Arrays.toString(model.logits("abc")[2]), Arrays.toString(fresh.logits("abc")[2]));
+      }
+    }
+  }
+}
