@@ -1,14 +1,23 @@
 package whale.workflows;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonMappingException;
+import com.fasterxml.jackson.databind.MapperFeature;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.json.JsonMapper;
 import java.util.List;
 import java.util.stream.Collectors;
 
 /** Reads a spec file: JSON syntax and type errors are reported with the field path, then validated. */
 public final class SpecJson {
-  private static final ObjectMapper MAPPER = new ObjectMapper();
+  // Strict: a spec value of the wrong JSON type is an error, never silently converted ("20" for a
+  // number, 8.5 truncated to 8), and nothing may follow the spec object.
+  private static final ObjectMapper MAPPER = JsonMapper.builder()
+      .disable(MapperFeature.ALLOW_COERCION_OF_SCALARS)
+      .disable(DeserializationFeature.ACCEPT_FLOAT_AS_INT)
+      .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
+      .build();
 
   private SpecJson() {}
 

@@ -56,7 +56,7 @@ public final class SpecValidator {
     range("model.dModel", m.dModel(), 8, 4096);
     range("model.layers", m.layers(), 1, 64);
     range("model.heads", m.heads(), 1, 64);
-    if (m.dModel() % m.heads() != 0) {
+    if (m.heads() > 0 && m.dModel() % m.heads() != 0) {
       problems.add("model.heads: must divide model.dModel (" + m.dModel() + "), got " + m.heads());
     }
     range("model.pretrainSteps", m.pretrainSteps(), 0, 1_000_000);

@@ -1,0 +1,318 @@
+package whale.workflows;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import java.util.List;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/** Every validated field of {@link ExperimentSpec}: range edges, unknown fields, cross-field rules. */
+class SpecValidatorTest {
+
+  /** The problems SpecJson.parse reports; fails the test if the spec was accepted. */
+  static List<String> rejected(String json) {
+    InvalidSpecException e = assertThrows(InvalidSpecException.class, () -> SpecJson.parse(json),
+        () -> "expected rejection of " + json);
+    assertTrue(!e.problems().isEmpty(), "an InvalidSpecException lists at least one problem");
+    for (String p : e.problems()) {
+      assertTrue(e.getMessage().contains(p), "the message carries every problem: " + p);
+    }
+    return e.problems();
+  }
+
+  static void assertNames(List<String> problems, String field, String json) {
+    assertTrue(problems.stream().anyMatch(p -> p.startsWith(field + ": ")),
+        () -> json + " should be rejected naming '" + field + "', got " + problems);
+  }
+
+  static String nested(String section, String field, String value) {
+    return section == null
+        ? "{\"" + field + "\": " + value + "}"
+        : "{\"" + section + "\": {\"" + field + "\": " + value + "}}";
+  }
+
+  @Test
+  void defaultSpecIsValid() {
+    ExperimentSpec d = ExperimentSpec.defaults();
+    assertEquals(List.of(), SpecValidator.problems(d));
+    assertSame(d, SpecValidator.validate(d));
+    assertEquals(d, SpecJson.parse("{}"));
+  }
+
+  // ---- just outside every range ------------------------------------------------------------
+
+  static Stream<Arguments> outside() {
+    String longName = "\"" + "x".repeat(101) + "\"";
+    return Stream.of(
+        Arguments.of(nested(null, "name", "\"\""), "name"),
+        Arguments.of(nested(null, "name", "\"   \""), "name"),
+        Arguments.of(nested(null, "name", longName), "name"),
+        Arguments.of(nested(null, "task", "\"chess\""), "task"),
+        Arguments.of(nested(null, "schedule", "\"adaptive\""), "schedule"),
+        Arguments.of(nested("data", "weightProblems", "7"), "data.weightProblems"),
+        Arguments.of(nested("data", "weightProblems", "1000001"), "data.weightProblems"),
+        Arguments.of(nested("data", "harnessProblems", "0"), "data.harnessProblems"),
+        Arguments.of(nested("data", "harnessProblems", "100001"), "data.harnessProblems"),
+        Arguments.of(nested("data", "testProblems", "0"), "data.testProblems"),
+        Arguments.of(nested("data", "testProblems", "100001"), "data.testProblems"),
+        Arguments.of(nested("model", "contextLength", "31"), "model.contextLength"),
+        Arguments.of(nested("model", "contextLength", "4097"), "model.contextLength"),
+        Arguments.of(nested("model", "dModel", "7"), "model.dModel"),
+        Arguments.of(nested("model", "dModel", "4097"), "model.dModel"),
+        Arguments.of(nested("model", "layers", "0"), "model.layers"),
+        Arguments.of(nested("model", "layers", "65"), "model.layers"),
+        Arguments.of(nested("model", "heads", "0"), "model.heads"),
+        Arguments.of(nested("model", "heads", "-4"), "model.heads"),
+        Arguments.of(nested("model", "heads", "65"), "model.heads"),
+        Arguments.of(nested("model", "pretrainSteps", "-1"), "model.pretrainSteps"),
+        Arguments.of(nested("model", "pretrainSteps", "1000001"), "model.pretrainSteps"),
+        Arguments.of(nested("model", "pretrainBatch", "0"), "model.pretrainBatch"),
+        Arguments.of(nested("model", "pretrainBatch", "4097"), "model.pretrainBatch"),
+        Arguments.of(nested("model", "pretrainLearningRate", "0"), "model.pretrainLearningRate"),
+        Arguments.of(nested("model", "pretrainLearningRate", "-1e-9"), "model.pretrainLearningRate"),
+        Arguments.of(nested("model", "pretrainLearningRate", "1.0000000000000002"),
+            "model.pretrainLearningRate"),
+        Arguments.of(nested("model", "pretrainDocuments", "0"), "model.pretrainDocuments"),
+        Arguments.of(nested("model", "pretrainDocuments", "10000001"), "model.pretrainDocuments"),
+        Arguments.of(nested("rsft", "promptsPerStep", "0"), "rsft.promptsPerStep"),
+        Arguments.of("{\"data\": {\"weightProblems\": 200000}, \"rsft\": {\"promptsPerStep\": 100001}}",
+            "rsft.promptsPerStep"),
+        Arguments.of(nested("rsft", "samplesPerPrompt", "0"), "rsft.samplesPerPrompt"),
+        Arguments.of(nested("rsft", "samplesPerPrompt", "1025"), "rsft.samplesPerPrompt"),
+        Arguments.of(nested("rsft", "temperature", "-1e-9"), "rsft.temperature"),
+        Arguments.of(nested("rsft", "temperature", "10.000001"), "rsft.temperature"),
+        Arguments.of(nested("rsft", "topK", "-1"), "rsft.topK"),
+        Arguments.of(nested("rsft", "topK", "100001"), "rsft.topK"),
+        Arguments.of(nested("rsft", "acceptThreshold", "-1e-9"), "rsft.acceptThreshold"),
+        Arguments.of(nested("rsft", "acceptThreshold", "1.0000000000000002"), "rsft.acceptThreshold"),
+        Arguments.of(nested("rsft", "minibatch", "0"), "rsft.minibatch"),
+        Arguments.of(nested("rsft", "minibatch", "100001"), "rsft.minibatch"),
+        Arguments.of(nested("rsft", "learningRate", "0"), "rsft.learningRate"),
+        Arguments.of(nested("rsft", "learningRate", "0.0"), "rsft.learningRate"),
+        Arguments.of(nested("rsft", "learningRate", "1.0000000000000002"), "rsft.learningRate"),
+        Arguments.of(nested("rsft", "learningRate", "1e400"), "rsft.learningRate"),
+        Arguments.of(nested("phases", "weightEpochsPerPhase", "0"), "phases.weightEpochsPerPhase"),
+        Arguments.of(nested("phases", "weightEpochsPerPhase", "1000.0000001"),
+            "phases.weightEpochsPerPhase"),
+        Arguments.of(nested("phases", "harnessIterationsPerPhase", "0"),
+            "phases.harnessIterationsPerPhase"),
+        Arguments.of(nested("phases", "harnessIterationsPerPhase", "1001"),
+            "phases.harnessIterationsPerPhase"),
+        Arguments.of(nested("phases", "weightBudgetEpochs", "0"), "phases.weightBudgetEpochs"),
+        Arguments.of(nested("phases", "weightBudgetEpochs", "-6"), "phases.weightBudgetEpochs"),
+        Arguments.of(nested("phases", "weightBudgetEpochs", "1000.0000001"),
+            "phases.weightBudgetEpochs"),
+        Arguments.of(nested("phases", "maxRounds", "0"), "phases.maxRounds"),
+        Arguments.of(nested("phases", "maxRounds", "31"), "phases.maxRounds"),
+        Arguments.of(nested("harness", "proposer", "\"llm\""), "harness.proposer"),
+        Arguments.of(nested("harness", "proposer", "\"\""), "harness.proposer"),
+        Arguments.of(nested("harness", "candidatesPerIteration", "0"),
+            "harness.candidatesPerIteration"),
+        Arguments.of(nested("harness", "candidatesPerIteration", "65"),
+            "harness.candidatesPerIteration"),
+        Arguments.of(nested("harness", "turnBudget", "0"), "harness.turnBudget"),
+        Arguments.of(nested("harness", "turnBudget", "17"), "harness.turnBudget"),
+        Arguments.of(nested("harness", "episodeTimeoutSeconds", "0"),
+            "harness.episodeTimeoutSeconds"),
+        Arguments.of(nested("harness", "episodeTimeoutSeconds", "3601"),
+            "harness.episodeTimeoutSeconds"),
+        Arguments.of(nested("eval", "k", "0"), "eval.k"),
+        Arguments.of(nested("eval", "k", "1025"), "eval.k"));
+  }
+
+  @ParameterizedTest(name = "[{index}] {1} <- {0}")
+  @MethodSource("outside")
+  void valueJustOutsideItsRangeIsRejectedByName(String json, String field) {
+    assertNames(rejected(json), field, json);
+  }
+
+  // ---- on the boundary ---------------------------------------------------------------------
+
+  static Stream<String> boundary() {
+    return Stream.of(
+        nested(null, "name", "\"a\""),
+        nested(null, "name", "\"" + "x".repeat(100) + "\""),
+        nested(null, "task", "\"math\""),
+        nested(null, "schedule", "\"whale\""),
+        "{\"data\": {\"weightProblems\": 8}, \"rsft\": {\"promptsPerStep\": 8}}",
+        nested("data", "weightProblems", "1000000"),
+        nested("data", "harnessProblems", "1"),
+        nested("data", "harnessProblems", "100000"),
+        nested("data", "testProblems", "1"),
+        nested("data", "testProblems", "100000"),
+        nested("data", "seed", "-9223372036854775808"),
+        nested("model", "contextLength", "32"),
+        nested("model", "contextLength", "4096"),
+        "{\"model\": {\"dModel\": 8, \"heads\": 4}}",
+        nested("model", "dModel", "4096"),
+        nested("model", "layers", "1"),
+        nested("model", "layers", "64"),
+        nested("model", "heads", "1"),
+        nested("model", "heads", "64"),
+        nested("model", "pretrainSteps", "0"),
+        nested("model", "pretrainSteps", "1000000"),
+        nested("model", "pretrainBatch", "1"),
+        nested("model", "pretrainBatch", "4096"),
+        nested("model", "pretrainLearningRate", "1e-12"),
+        nested("model", "pretrainLearningRate", "1"),
+        nested("model", "pretrainDocuments", "1"),
+        nested("model", "pretrainDocuments", "10000000"),
+        nested("rsft", "promptsPerStep", "1"),
+        "{\"data\": {\"weightProblems\": 100000}, \"rsft\": {\"promptsPerStep\": 100000}}",
+        nested("rsft", "samplesPerPrompt", "1"),
+        nested("rsft", "samplesPerPrompt", "1024"),
+        nested("rsft", "temperature", "0"),
+        nested("rsft", "temperature", "10"),
+        nested("rsft", "topK", "0"),
+        nested("rsft", "topK", "100000"),
+        nested("rsft", "acceptThreshold", "0"),
+        nested("rsft", "acceptThreshold", "1"),
+        nested("rsft", "minibatch", "1"),
+        nested("rsft", "minibatch", "100000"),
+        nested("rsft", "learningRate", "1e-12"),
+        nested("rsft", "learningRate", "1.0"),
+        nested("phases", "weightEpochsPerPhase", "1e-9"),
+        nested("phases", "weightEpochsPerPhase", "1000"),
+        nested("phases", "harnessIterationsPerPhase", "1"),
+        nested("phases", "harnessIterationsPerPhase", "1000"),
+        nested("phases", "weightBudgetEpochs", "1e-9"),
+        nested("phases", "weightBudgetEpochs", "1000"),
+        nested("phases", "maxRounds", "1"),
+        nested("phases", "maxRounds", "30"),
+        nested("harness", "proposer", "\"template\""),
+        nested("harness", "candidatesPerIteration", "1"),
+        nested("harness", "candidatesPerIteration", "64"),
+        nested("harness", "turnBudget", "1"),
+        nested("harness", "turnBudget", "16"),
+        nested("harness", "episodeTimeoutSeconds", "1"),
+        nested("harness", "episodeTimeoutSeconds", "3600"),
+        nested("eval", "k", "1"),
+        nested("eval", "k", "1024"));
+  }
+
+  @ParameterizedTest(name = "[{index}] {0}")
+  @MethodSource("boundary")
+  void valueOnTheBoundaryIsAccepted(String json) {
+    try {
+      ExperimentSpec s = SpecJson.parse(json);
+      assertEquals(List.of(), SpecValidator.problems(s));
+    } catch (InvalidSpecException e) {
+      fail(json + " is on the boundary and must be accepted, got " + e.problems());
+    }
+  }
+
+  @Test
+  void boundaryValuesAreKeptAsGiven() {
+    ExperimentSpec s = SpecJson.parse(
+        "{\"rsft\": {\"temperature\": 0, \"topK\": 0, \"acceptThreshold\": 1},"
+            + " \"harness\": {\"turnBudget\": 16}, \"phases\": {\"maxRounds\": 30}}");
+    assertEquals(0.0, s.rsft().temperature());
+    assertEquals(0, s.rsft().topK());
+    assertEquals(1.0, s.rsft().acceptThreshold());
+    assertEquals(16, s.harness().turnBudget());
+    assertEquals(30, s.phases().maxRounds());
+  }
+
+  // ---- unknown fields ----------------------------------------------------------------------
+
+  @ParameterizedTest
+  @ValueSource(strings = {"", "data", "model", "rsft", "phases", "harness", "eval"})
+  void unknownFieldIsRejectedByDottedName(String section) {
+    String json = section.isEmpty()
+        ? "{\"nmae\": \"typo\"}"
+        : "{\"" + section + "\": {\"lerningRate\": 0.1}}";
+    String expected = section.isEmpty() ? "nmae: unknown field" : section + ".lerningRate: unknown field";
+    assertEquals(List.of(expected), rejected(json));
+  }
+
+  @Test
+  void typoInRsftIsNamed() {
+    assertEquals(List.of("rsft.lerningRate: unknown field"),
+        rejected("{\"rsft\": {\"lerningRate\": 0.001}}"));
+  }
+
+  @Test
+  void everyUnknownFieldInEverySectionIsReported() {
+    List<String> p = rejected("{\"zz\": 1, \"aa\": {}, \"rsft\": {\"b\": 1, \"a\": 2},"
+        + " \"eval\": {\"pass\": 8}, \"harness\": {\"turns\": 4}}");
+    for (String f : List.of("aa", "zz", "rsft.a", "rsft.b", "eval.pass", "harness.turns")) {
+      assertTrue(p.contains(f + ": unknown field"), f + " missing from " + p);
+    }
+    assertEquals(6, p.size(), p.toString());
+  }
+
+  @Test
+  void fieldNamesAreCaseSensitive() {
+    assertEquals(List.of("rsft.LearningRate: unknown field"),
+        rejected("{\"rsft\": {\"LearningRate\": 0.001}}"));
+  }
+
+  // ---- cross-field checks ------------------------------------------------------------------
+
+  @Test
+  void headsMustDivideDModel() {
+    List<String> p = rejected("{\"model\": {\"dModel\": 64, \"heads\": 3}}");
+    assertEquals(List.of("model.heads: must divide model.dModel (64), got 3"), p);
+    assertEquals(List.of(), SpecValidator.problems(SpecJson.parse(
+        "{\"model\": {\"dModel\": 96, \"heads\": 3}}")));
+    // dModel default 64: heads 6 is in range but does not divide it.
+    assertNames(rejected("{\"model\": {\"heads\": 6}}"), "model.heads", "heads 6");
+  }
+
+  @Test
+  void zeroHeadsIsAProblemNotACrash() {
+    // Used to throw ArithmeticException (dModel % 0) from the validator instead of reporting.
+    ExperimentSpec s = new ExperimentSpec(null, null, null, null, null,
+        new ExperimentSpec.ModelSpec(null, null, null, 0, null, null, null, null, null),
+        null, null, null, null, null);
+    List<String> p = SpecValidator.problems(s);
+    assertTrue(p.stream().anyMatch(x -> x.startsWith("model.heads: ")), p.toString());
+  }
+
+  @Test
+  void promptsPerStepAtMostWeightProblems() {
+    assertEquals(List.of("rsft.promptsPerStep: must be at most data.weightProblems (512), got 513"),
+        rejected("{\"rsft\": {\"promptsPerStep\": 513}}"));
+    SpecJson.parse("{\"rsft\": {\"promptsPerStep\": 512}}");
+    assertEquals(List.of("rsft.promptsPerStep: must be at most data.weightProblems (40), got 41"),
+        rejected("{\"data\": {\"weightProblems\": 40}, \"rsft\": {\"promptsPerStep\": 41}}"));
+    // The default promptsPerStep (32) against a small D_weight.
+    assertNames(rejected("{\"data\": {\"weightProblems\": 16}}"), "rsft.promptsPerStep", "16");
+  }
+
+  // ---- all problems at once ----------------------------------------------------------------
+
+  @Test
+  void multipleProblemsAreAllReported() {
+    String json = "{\"task\": \"chess\", \"typo\": 1,"
+        + " \"model\": {\"dModel\": 64, \"heads\": 5},"
+        + " \"rsft\": {\"learningRate\": 0, \"topK\": -1},"
+        + " \"harness\": {\"turnBudget\": 17}, \"eval\": {\"k\": 0}}";
+    List<String> p = rejected(json);
+    for (String f : List.of("task", "typo", "model.heads", "rsft.learningRate", "rsft.topK",
+        "harness.turnBudget", "eval.k")) {
+      assertNames(p, f, json);
+    }
+    assertEquals(7, p.size(), p.toString());
+  }
+
+  @Test
+  void validateThrowsWithTheSameProblemsAsProblems() {
+    ExperimentSpec bad = new ExperimentSpec("", "chess", null, null, null, null, null,
+        new ExperimentSpec.PhaseSpec(0.0, 0, 0.0, 31, null), null, null, null);
+    List<String> p = SpecValidator.problems(bad);
+    assertEquals(6, p.size(), p.toString());
+    InvalidSpecException e = assertThrows(InvalidSpecException.class,
+        () -> SpecValidator.validate(bad));
+    assertEquals(p, e.problems());
+    assertThrows(UnsupportedOperationException.class, () -> e.problems().add("x"));
+  }
+}
