@@ -399,6 +399,10 @@ public final class HarnessCompiler {
         return null;
       }
       String name = member.getSimpleName().toString();
+      if (ownerType.getQualifiedName().contentEquals("Array")
+          && (name.equals("length") || name.equals("clone"))) {
+        return null; // array.length / array.clone(): javac's synthetic array class
+      }
       if (ownerType.getQualifiedName().contentEquals("java.lang.Throwable")
           && THROWABLE_MEMBERS.contains(name)) {
         return null;

@@ -38,7 +38,7 @@ class HarnessCompilerTest {
     }
 
     public String tool(String name, String input) {
-      return input.toUpperCase();
+      return name.equals("sentences") ? new whale.task.MathTask.SentencesTool().apply(input) : input.toUpperCase();
     }
 
     public int turnsUsed() {
@@ -59,6 +59,7 @@ class HarnessCompilerTest {
     String src = harness("import java.util.*;\nimport java.util.regex.*;",
         "    List<String> parts = new ArrayList<>(Arrays.asList(problem.question().split(\" \")));\n"
             + "    Matcher m = Pattern.compile(\"\\\\d+\").matcher(ctx.generate(\"Q: \" + problem.question(), 4));\n"
+            + "    String[] arr = problem.question().split(\" \");\n    int[] copy = new int[arr.length].clone();\n"
             + "    ctx.note(\"parts=\" + parts.size() + \" \" + Math.max(1, 2) + ctx.tool(\"x\", \"ab\"));\n"
             + "    return HarnessResult.of(m.find() ? m.group() : \"\");");
     CompiledHarness ch = COMPILER.compile(src);

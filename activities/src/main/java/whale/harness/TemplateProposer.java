@@ -1,0 +1,427 @@
+package whale.harness;
+
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.EnumSet;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Random;
+import java.util.Set;
+import whale.harness.HarnessGenome.Axis;
+import whale.harness.HarnessGenome.Decomposition;
+
+/**
+ * The built-in, offline, deterministic Meta-Harness proposer. A harness is a {@link HarnessGenome};
+ * this proposer reads the archive (genomes read back from the sources, success rates, mean turns,
+ * compile errors and trace statistics), picks the best candidates by (success ↓, turns ↑) as parents
+ * and writes single-axis mutations of them chosen by what their traces show (many unparseable answers →
+ * parsing, retries, prompt format; turn-budget hits → fewer votes/retries; otherwise prompt format and
+ * decomposition first). It never proposes a genome that is already in the archive.
+ */
+public final class TemplateProposer {
+  public static final String PACKAGE = "whale.generated";
+
+  private final Set<Axis> axes;
+
+  /** A proposer that may change every axis. */
+  public TemplateProposer() {
+    this(EnumSet.allOf(Axis.class));
+  }
+
+  /** A proposer restricted to {@code axes}; the Fast-Slow control uses {@code EnumSet.of(Axis.FORMAT)}. */
+  public TemplateProposer(Set<Axis> axes) {
+    if (axes.isEmpty()) {
+      throw new IllegalArgumentException("no axis to mutate");
+    }
+    this.axes = EnumSet.copyOf(axes);
+  }
+
+  /** h0: the deliberately unoptimised direct harness of {@link HarnessGenome#initial()}. */
+  public static String initialHarnessSource() {
+    return render(HarnessGenome.initial());
+  }
+
+  /**
+   * Up to {@code m} new candidates (fewer only when every allowed genome is already archived),
+   * deterministic for (archive, m, seed).
+   */
+  public List<HarnessCandidate> propose(ArchiveView archive, int m, long seed) {
+    Random rnd = new Random(seed);
+    Set<HarnessGenome> taken = new HashSet<>();
+    List<Parent> parents = new ArrayList<>();
+    int index = 0;
+    for (ArchiveEntry e : archive.entries()) {
+      HarnessGenome g = HarnessGenome.fromSource(e.source());
+      if (g != null) {
+        taken.add(g);
+        if (e.valid()) {
+          parents.add(new Parent(g, e, index));
+        }
+      }
+      index++;
+    }
+    parents.sort(Comparator.comparingDouble((Parent p) -> -p.entry.successRate())
+        .thenComparingDouble(p -> p.entry.meanTurns())
+        .thenComparingInt(p -> p.order));
+    if (parents.isEmpty()) {
+      HarnessGenome h0 = HarnessGenome.initial();
+      parents.add(new Parent(h0, new ArchiveEntry("h0", render(h0), true, null, 0, 0, TraceStats.EMPTY), -1));
+    }
+    List<HarnessCandidate> out = new ArrayList<>();
+    Set<Axis> usedAxes = EnumSet.noneOf(Axis.class);
+    for (int slot = 0; slot < m; slot++) {
+      Parent parent = pickParent(parents, slot, rnd);
+      HarnessCandidate c = mutate(parent, taken, usedAxes, rnd);
+      if (c == null) {
+        for (Parent p : parents) {
+          c = mutate(p, taken, usedAxes, rnd);
+          if (c != null) {
+            break;
+          }
+        }
+      }
+      if (c == null) {
+        c = fresh(parents.get(0), taken, rnd);
+      }
+      if (c == null) {
+        break;
+      }
+      out.add(c);
+    }
+    return out;
+  }
+
+  private record Parent(HarnessGenome genome, ArchiveEntry entry, int order) {}
+
+  private static Parent pickParent(List<Parent> parents, int slot, Random rnd) {
+    if (parents.size() == 1 || slot == 0) {
+      return parents.get(0);
+    }
+    if (slot == 1) {
+      // the runner-up unless it is much worse than the best
+      Parent second = parents.get(1);
+      return second.entry.successRate() >= parents.get(0).entry.successRate() - 0.1 ? second : parents.get(0);
+    }
+    int top = Math.min(3, parents.size());
+    return rnd.nextInt(2) == 0 ? parents.get(0) : parents.get(rnd.nextInt(top));
+  }
+
+  private record Option(HarnessGenome genome, Axis axis, double score, String reason) {}
+
+  private HarnessCandidate mutate(Parent parent, Set<HarnessGenome> taken, Set<Axis> usedAxes, Random rnd) {
+    TraceStats st = parent.entry.traceStats();
+    HarnessGenome g = parent.genome;
+    List<Option> options = new ArrayList<>();
+    for (Axis axis : axes) {
+      for (HarnessGenome n : g.neighbours(axis)) {
+        if (taken.contains(n)) {
+          continue;
+        }
+        double score = switch (axis) {
+          case FORMAT, DECOMPOSITION -> 3;
+          case VOTES, PARSING -> 2;
+          case RETRIES, MAX_NEW_TOKENS -> 1;
+        };
+        String reason = defaultReason(axis, g, n);
+        if (st.unparseableFraction() > 0.2) {
+          if (axis == Axis.PARSING) {
+            score += 4;
+            reason = pct(st.unparseableFraction()) + " of answers were unparseable; "
+                + n.parsing() + " parsing may recover answers that " + g.parsing() + " misses";
+          } else if (axis == Axis.RETRIES && n.retries() > g.retries()) {
+            score += 3;
+            reason = pct(st.unparseableFraction()) + " of answers were unparseable; retrying unparseable"
+                + " completions (" + n.retries() + "x) gives the model another chance";
+          } else if (axis == Axis.FORMAT) {
+            score += 2;
+            reason = pct(st.unparseableFraction()) + " of answers were unparseable; the " + n.format()
+                + " prompt format may make the model answer with a number";
+          } else if (axis == Axis.MAX_NEW_TOKENS && n.maxNewTokens() > g.maxNewTokens()) {
+            score += 1;
+            reason = pct(st.unparseableFraction()) + " of answers were unparseable; completions may be cut off";
+          }
+        }
+        if (st.turnBudgetFraction() > 0.05) {
+          if ((axis == Axis.VOTES && n.votes() < g.votes()) || (axis == Axis.RETRIES && n.retries() < g.retries())) {
+            score += 5;
+            reason = pct(st.turnBudgetFraction()) + " of episodes hit the turn budget; fewer model calls"
+                + " per step keeps them within it";
+          } else if ((axis == Axis.VOTES && n.votes() > g.votes()) || (axis == Axis.RETRIES && n.retries() > g.retries())) {
+            score -= 3;
+          }
+        }
+        if (st.errorFraction() + st.timeoutFraction() > 0.2 && axis == Axis.DECOMPOSITION) {
+          score += 2;
+          reason = pct(st.errorFraction() + st.timeoutFraction()) + " of episodes failed; try "
+              + n.decomposition() + " decomposition";
+        }
+        if (usedAxes.contains(axis)) {
+          score -= 2;
+        }
+        score += rnd.nextDouble() * 1.5;
+        options.add(new Option(n, axis, score, reason));
+      }
+    }
+    if (options.isEmpty()) {
+      return null;
+    }
+    Option best = options.get(0);
+    for (Option o : options) {
+      if (o.score > best.score) {
+        best = o;
+      }
+    }
+    taken.add(best.genome);
+    usedAxes.add(best.axis);
+    String parentName = parent.entry.name();
+    String changes = "from " + parentName + " (" + g.code() + "): " + best.axis.name().toLowerCase(Locale.ROOT)
+        + " " + g.value(best.axis) + " -> " + best.genome.value(best.axis);
+    String hypothesis = best.reason + " (parent success " + pct(parent.entry.successRate()) + ", "
+        + String.format(Locale.ROOT, "%.2f", parent.entry.meanTurns()) + " turns)";
+    return new HarnessCandidate(best.genome.code(), hypothesis, changes, best.axis.name().toLowerCase(Locale.ROOT),
+        render(best.genome));
+  }
+
+  private HarnessCandidate fresh(Parent base, Set<HarnessGenome> taken, Random rnd) {
+    List<HarnessGenome> pool = new ArrayList<>();
+    for (HarnessGenome g : HarnessGenome.all()) {
+      if (!taken.contains(g) && differsOnlyOnAllowedAxes(base.genome, g)) {
+        pool.add(g);
+      }
+    }
+    if (pool.isEmpty()) {
+      return null;
+    }
+    HarnessGenome g = pool.get(rnd.nextInt(pool.size()));
+    taken.add(g);
+    return new HarnessCandidate(g.code(), "every single change of the best candidates is archived; explore an"
+        + " untried combination", "from " + base.entry.name() + ": " + base.genome.code() + " -> " + g.code(),
+        "combination", render(g));
+  }
+
+  private boolean differsOnlyOnAllowedAxes(HarnessGenome a, HarnessGenome b) {
+    for (Axis axis : Axis.values()) {
+      if (!axes.contains(axis) && !a.value(axis).equals(b.value(axis))) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  private static String defaultReason(Axis axis, HarnessGenome from, HarnessGenome to) {
+    return switch (axis) {
+      case FORMAT -> to.format() == HarnessGenome.PromptFormat.QA
+          ? "the Q:/A: format is the one the model was pretrained on"
+          : "the " + to.format() + " prompt format may suit the model better";
+      case DECOMPOSITION -> to.decomposition() == Decomposition.CHAIN
+          ? "the model answers one-step questions more reliably than multi-step ones; chaining one-step"
+              + " questions (least-to-most) lets it do one operation at a time"
+          : "direct answering needs one model call instead of one per step";
+      case VOTES -> to.votes() > from.votes()
+          ? "majority over " + to.votes() + " samples smooths out sampling errors at temperature 1"
+          : "fewer samples per step (" + to.votes() + ") cut turns";
+      case RETRIES -> to.retries() > from.retries()
+          ? "retrying unparseable completions recovers answers"
+          : "retries cost turns without helping";
+      case PARSING -> to.parsing() + " parsing may match the model's completions better than " + from.parsing();
+      case MAX_NEW_TOKENS -> to.maxNewTokens() < from.maxNewTokens()
+          ? "answers are short; a tighter token limit stops rambling"
+          : "a longer token limit avoids cutting answers off";
+    };
+  }
+
+  private static String pct(double x) {
+    return String.format(Locale.ROOT, "%.0f%%", 100 * x);
+  }
+
+  /** The readable Java source of the harness {@code g}, with the genome embedded. */
+  public static String render(HarnessGenome g) {
+    StringBuilder s = new StringBuilder();
+    s.append("package ").append(PACKAGE).append(";\n\n");
+    s.append("import whale.harness.Harness;\n");
+    s.append("import whale.harness.HarnessContext;\n");
+    s.append("import whale.harness.HarnessResult;\n");
+    s.append("import whale.task.Problem;\n\n");
+    s.append("// ").append(HarnessGenome.MARKER).append(' ').append(g.encode()).append('\n');
+    s.append("/**\n");
+    s.append(" * Template harness ").append(g.code()).append(".\n");
+    s.append(" * Prompt: \"").append(g.format().prefixLiteral).append("{question}")
+        .append(g.format().suffixLiteral).append("\"; ");
+    s.append(g.decomposition() == Decomposition.CHAIN
+        ? "least-to-most: one one-step question per operation, the model's answer fed into the next;\n"
+        : "direct: the whole question at once;\n");
+    s.append(" * ").append(g.votes() == 1 ? "one sample" : "majority of " + g.votes() + " samples")
+        .append(" per question, ").append(g.retries()).append(" retries on unparseable output, answer = ")
+        .append(switch (g.parsing()) {
+          case FIRST_INT -> "first integer";
+          case LAST_INT -> "last integer";
+          case WHOLE_LINE -> "whole line";
+        }).append(", at most ").append(g.maxNewTokens()).append(" new tokens per call.\n");
+    s.append(" */\n");
+    s.append("public final class ").append(g.className()).append(" implements Harness {\n");
+    s.append("  public static final String GENOME = \"").append(g.encode()).append("\";\n");
+    s.append("  static final String PREFIX = \"").append(g.format().prefixLiteral).append("\";\n");
+    s.append("  static final String SUFFIX = \"").append(g.format().suffixLiteral).append("\";\n");
+    s.append("  static final int VOTES = ").append(g.votes()).append(";\n");
+    s.append("  static final int RETRIES = ").append(g.retries()).append(";\n");
+    s.append("  static final int MAX_NEW_TOKENS = ").append(g.maxNewTokens()).append(";\n\n");
+
+    s.append("  @Override\n");
+    s.append("  public HarnessResult solve(Problem problem, HarnessContext ctx) {\n");
+    if (g.decomposition() == Decomposition.DIRECT) {
+      s.append("    String answer = ask(ctx, problem.question());\n");
+      s.append("    return HarnessResult.of(answer == null ? \"\" : answer);\n");
+    } else {
+      s.append("    // The harness only rewrites text; the model does every arithmetic step.\n");
+      s.append("    String[] sentences = ctx.tool(\"sentences\", problem.question()).split(\"\\n\");\n");
+      s.append("    if (sentences.length < 3) {\n");
+      s.append("      String answer = ask(ctx, problem.question());\n");
+      s.append("      return HarnessResult.of(answer == null ? \"\" : answer);\n");
+      s.append("    }\n");
+      s.append("    String state = sentences[0];\n");
+      s.append("    String question = sentences[sentences.length - 1];\n");
+      s.append("    String value = \"\";\n");
+      s.append("    for (int i = 1; i < sentences.length - 1; i++) {\n");
+      s.append("      value = ask(ctx, state + \" \" + sentences[i] + \" \" + question);\n");
+      s.append("      if (value == null) {\n");
+      s.append("        ctx.note(\"step \" + i + \": no parseable answer\");\n");
+      s.append("        return HarnessResult.of(\"\");\n");
+      s.append("      }\n");
+      s.append("      ctx.note(\"step \" + i + \": \" + value);\n");
+      s.append("      state = replaceFirstNumber(state, value);\n");
+      s.append("    }\n");
+      s.append("    return HarnessResult.of(value);\n");
+    }
+    s.append("  }\n\n");
+
+    if (g.votes() == 1) {
+      s.append("  /** The parsed answer of one sample, or null. */\n");
+      s.append("  private String ask(HarnessContext ctx, String question) {\n");
+      s.append("    return sample(ctx, PREFIX + question + SUFFIX);\n");
+      s.append("  }\n\n");
+    } else {
+      s.append("  /** Majority over VOTES parsed samples (a tie goes to the first seen), or null. */\n");
+      s.append("  private String ask(HarnessContext ctx, String question) {\n");
+      s.append("    String prompt = PREFIX + question + SUFFIX;\n");
+      s.append("    String[] answers = new String[VOTES];\n");
+      s.append("    int n = 0;\n");
+      s.append("    for (int v = 0; v < VOTES; v++) {\n");
+      s.append("      String a = sample(ctx, prompt);\n");
+      s.append("      if (a != null) {\n");
+      s.append("        answers[n++] = a;\n");
+      s.append("      }\n");
+      s.append("    }\n");
+      s.append("    String best = null;\n");
+      s.append("    int bestCount = 0;\n");
+      s.append("    for (int i = 0; i < n; i++) {\n");
+      s.append("      int count = 0;\n");
+      s.append("      for (int j = 0; j < n; j++) {\n");
+      s.append("        if (answers[j].equals(answers[i])) {\n");
+      s.append("          count++;\n");
+      s.append("        }\n");
+      s.append("      }\n");
+      s.append("      if (count > bestCount) {\n");
+      s.append("        best = answers[i];\n");
+      s.append("        bestCount = count;\n");
+      s.append("      }\n");
+      s.append("    }\n");
+      s.append("    return best;\n");
+      s.append("  }\n\n");
+    }
+
+    if (g.retries() == 0) {
+      s.append("  /** One model call, parsed; null when unparseable or out of turns. */\n");
+      s.append("  private String sample(HarnessContext ctx, String prompt) {\n");
+      s.append("    if (ctx.turnsUsed() >= ctx.turnBudget()) {\n");
+      s.append("      return null;\n");
+      s.append("    }\n");
+      s.append("    return parse(ctx.generate(prompt, MAX_NEW_TOKENS));\n");
+      s.append("  }\n\n");
+    } else {
+      s.append("  /** One parsed answer, retrying up to RETRIES times on unparseable output. */\n");
+      s.append("  private String sample(HarnessContext ctx, String prompt) {\n");
+      s.append("    for (int attempt = 0; attempt <= RETRIES; attempt++) {\n");
+      s.append("      if (ctx.turnsUsed() >= ctx.turnBudget()) {\n");
+      s.append("        return null;\n");
+      s.append("      }\n");
+      s.append("      String parsed = parse(ctx.generate(prompt, MAX_NEW_TOKENS));\n");
+      s.append("      if (parsed != null) {\n");
+      s.append("        return parsed;\n");
+      s.append("      }\n");
+      s.append("    }\n");
+      s.append("    return null;\n");
+      s.append("  }\n\n");
+    }
+
+    switch (g.parsing()) {
+      case FIRST_INT -> {
+        s.append("  /** The first integer in the completion, or null. */\n");
+        s.append("  static String parse(String completion) {\n");
+        s.append("    int i = 0;\n");
+        s.append("    while (i < completion.length() && !Character.isDigit(completion.charAt(i))) {\n");
+        s.append("      i++;\n");
+        s.append("    }\n");
+        s.append("    if (i == completion.length()) {\n");
+        s.append("      return null;\n");
+        s.append("    }\n");
+        s.append("    int j = i;\n");
+        s.append("    while (j < completion.length() && Character.isDigit(completion.charAt(j))) {\n");
+        s.append("      j++;\n");
+        s.append("    }\n");
+        s.append("    boolean negative = i > 0 && completion.charAt(i - 1) == '-';\n");
+        s.append("    return (negative ? \"-\" : \"\") + completion.substring(i, j);\n");
+        s.append("  }\n");
+      }
+      case LAST_INT -> {
+        s.append("  /** The last integer in the completion, or null. */\n");
+        s.append("  static String parse(String completion) {\n");
+        s.append("    int j = completion.length();\n");
+        s.append("    while (j > 0 && !Character.isDigit(completion.charAt(j - 1))) {\n");
+        s.append("      j--;\n");
+        s.append("    }\n");
+        s.append("    if (j == 0) {\n");
+        s.append("      return null;\n");
+        s.append("    }\n");
+        s.append("    int i = j;\n");
+        s.append("    while (i > 0 && Character.isDigit(completion.charAt(i - 1))) {\n");
+        s.append("      i--;\n");
+        s.append("    }\n");
+        s.append("    boolean negative = i > 0 && completion.charAt(i - 1) == '-';\n");
+        s.append("    return (negative ? \"-\" : \"\") + completion.substring(i, j);\n");
+        s.append("  }\n");
+      }
+      case WHOLE_LINE -> {
+        s.append("  /** The whole first line, trimmed, without a final period; null when empty. */\n");
+        s.append("  static String parse(String completion) {\n");
+        s.append("    String line = completion.trim();\n");
+        s.append("    if (line.endsWith(\".\")) {\n");
+        s.append("      line = line.substring(0, line.length() - 1).trim();\n");
+        s.append("    }\n");
+        s.append("    return line.isEmpty() ? null : line;\n");
+        s.append("  }\n");
+      }
+      default -> throw new IllegalStateException();
+    }
+
+    if (g.decomposition() == Decomposition.CHAIN) {
+      s.append("\n  /** Replaces the first number in the sentence with {@code value} (text rewriting only). */\n");
+      s.append("  static String replaceFirstNumber(String sentence, String value) {\n");
+      s.append("    int i = 0;\n");
+      s.append("    while (i < sentence.length() && !Character.isDigit(sentence.charAt(i))) {\n");
+      s.append("      i++;\n");
+      s.append("    }\n");
+      s.append("    if (i == sentence.length()) {\n");
+      s.append("      return sentence;\n");
+      s.append("    }\n");
+      s.append("    int j = i;\n");
+      s.append("    while (j < sentence.length() && Character.isDigit(sentence.charAt(j))) {\n");
+      s.append("      j++;\n");
+      s.append("    }\n");
+      s.append("    return sentence.substring(0, i) + value + sentence.substring(j);\n");
+      s.append("  }\n");
+    }
+    s.append("}\n");
+    return s.toString();
+  }
+}

@@ -1,0 +1,191 @@
+package whale.harness;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+import whale.harness.HarnessGenome.Axis;
+import whale.harness.HarnessGenome.Decomposition;
+import whale.harness.HarnessGenome.PromptFormat;
+import whale.model.Completion;
+import whale.model.GenerationRequest;
+import whale.model.Generator;
+import whale.model.SamplingParams;
+import whale.task.MathTask;
+import whale.task.Problem;
+import whale.task.Split;
+
+class TemplateProposerTest {
+  static final HarnessCompiler COMPILER = HarnessCompilerTest.COMPILER;
+  static final MathTask TASK = new MathTask(7, 8, 64, 8);
+
+  /**
+   * A stand-in model that solves a prompt's question only when it is ONE step ("X has N obj. One op.
+   * How many...?"); multi-step questions get a wrong number. Answers " n\n" whatever the format.
+   */
+  static final class OneStepOracle implements Generator {
+    static final Pattern Q = Pattern.compile("(?:Q: |Question: )?(.*?)\\n(?:A:|Answer:|The answer is)$", Pattern.DOTALL);
+
+    @Override
+    public List<Completion> generate(List<GenerationRequest> requests, SamplingParams params) {
+      List<Completion> out = new ArrayList<>();
+      for (GenerationRequest r : requests) {
+        Matcher m = Q.matcher(r.prompt());
+        String text = " 0\n";
+        if (m.matches()) {
+          String[] s = new MathTask.SentencesTool().apply(m.group(1)).split("\n");
+          if (s.length == 3) {
+            int v = Integer.parseInt(s[0].replaceAll("\\D", ""));
+            text = " " + whale.task.MathTaskTestAccess.apply(v, s[1]) + "\n";
+          } else {
+            text = " " + (Math.floorMod(r.seed(), 7) + 100) + "\n";
+          }
+        }
+        out.add(new Completion(text, r.prompt().length(), text.length()));
+      }
+      return out;
+    }
+  }
+
+  @Test
+  void initialHarnessIsPlainDirectAndCompiles() throws Exception {
+    String src = TemplateProposer.initialHarnessSource();
+    HarnessGenome g = HarnessGenome.fromSource(src);
+    assertEquals(HarnessGenome.initial(), g);
+    assertEquals(PromptFormat.QUESTION_ANSWER, g.format());
+    assertEquals(Decomposition.DIRECT, g.decomposition());
+    assertEquals(1, g.votes());
+    CompiledHarness ch = COMPILER.compile(src);
+    HarnessCompilerTest.FixedContext ctx = new HarnessCompilerTest.FixedContext();
+    assertEquals("7", ch.newInstance().solve(new Problem("p", "Tom has 3 pens. He buys 4 more. How many pens does Tom have?"), ctx).answer());
+    assertEquals(1, ctx.turns);
+    assertEquals(g, HarnessGenome.parse(g.encode()));
+  }
+
+  @Test
+  void everyGenomeCompilesAndRuns() throws Exception {
+    List<HarnessGenome> all = HarnessGenome.all();
+    assertEquals(3 * 2 * 3 * 3 * 3 * 3, all.size());
+    Set<String> names = new HashSet<>();
+    for (HarnessGenome g : all) {
+      String src = TemplateProposer.render(g);
+      assertEquals(g, HarnessGenome.fromSource(src));
+      HarnessCompiler.Result r = COMPILER.tryCompile(src);
+      assertTrue(r.ok(), g.code() + ":\n" + r.errorText() + "\n" + src);
+      assertTrue(names.add(r.harness().className()));
+      HarnessCompilerTest.FixedContext ctx = new HarnessCompilerTest.FixedContext();
+      String answer = r.harness().newInstance()
+          .solve(new Problem("p", "Tom has 3 pens. He buys 4 more. He loses 1. How many pens does Tom have?"), ctx)
+          .answer();
+      assertEquals("7", answer, g.code());
+      int steps = g.decomposition() == Decomposition.CHAIN ? 2 : 1;
+      assertEquals(steps * g.votes(), ctx.turns, g.code());
+    }
+  }
+
+  @Test
+  void chainLetsAOneStepModelSolveMultiStepProblems() throws Exception {
+    EpisodeRunner runner = new EpisodeRunner(new OneStepOracle(), TASK);
+    HarnessGenome direct = new HarnessGenome(PromptFormat.QA, Decomposition.DIRECT, 1, 0,
+        HarnessGenome.AnswerParsing.FIRST_INT, 8);
+    HarnessGenome chain = new HarnessGenome(PromptFormat.QA, Decomposition.CHAIN, 1, 0,
+        HarnessGenome.AnswerParsing.FIRST_INT, 8);
+    List<EpisodeResult> d = runner.run(COMPILER.compile(TemplateProposer.render(direct)), TASK.split(Split.HARNESS), 1, 1L);
+    List<EpisodeResult> c = runner.run(COMPILER.compile(TemplateProposer.render(chain)), TASK.split(Split.HARNESS), 1, 1L);
+    assertEquals(0.0, TraceStats.of(d, TASK).successRate());
+    TraceStats cs = TraceStats.of(c, TASK);
+    assertEquals(1.0, cs.successRate());
+    assertTrue(cs.meanTurns() >= 2 && cs.meanTurns() <= 3);
+    // each chain step prompt is a one-step question in the pretraining format
+    for (ModelCall mc : c.get(0).modelCalls()) {
+      assertTrue(mc.prompt().startsWith("Q: ") && mc.prompt().endsWith("\nA:"), mc.prompt());
+      assertEquals(3, new MathTask.SentencesTool().apply(mc.prompt().substring(3, mc.prompt().length() - 3)).split("\n").length);
+    }
+  }
+
+  static ArchiveEntry entry(HarnessGenome g, double success, double turns, double unparseable, double budget) {
+    TraceStats st = new TraceStats(64, success, turns, unparseable, budget, 0, 0, 3);
+    return new ArchiveEntry(g.code(), TemplateProposer.render(g), true, null, success, turns, st);
+  }
+
+  @Test
+  void proposesDistinctCompilableCandidatesDeterministically() throws Exception {
+    TemplateProposer p = new TemplateProposer();
+    ArchiveView archive = new ArchiveView(List.of(entry(HarnessGenome.initial(), 0.1, 1, 0.05, 0)));
+    List<HarnessCandidate> a = p.propose(archive, 3, 11L);
+    assertEquals(a, p.propose(archive, 3, 11L));
+    assertEquals(3, a.size());
+    Set<HarnessGenome> seen = new HashSet<>();
+    seen.add(HarnessGenome.initial());
+    for (HarnessCandidate c : a) {
+      assertTrue(seen.add(HarnessGenome.fromSource(c.source())), c.name());
+      assertFalse(c.hypothesis().isBlank());
+      assertTrue(c.changes().contains("->"));
+      COMPILER.compile(c.source());
+    }
+    assertEquals(3, p.propose(ArchiveView.empty(), 3, 1L).size());
+  }
+
+  @Test
+  void neverReproposesAnArchivedGenome() {
+    TemplateProposer p = new TemplateProposer();
+    List<ArchiveEntry> entries = new ArrayList<>();
+    entries.add(entry(HarnessGenome.initial(), 0.1, 1, 0, 0));
+    Set<HarnessGenome> seen = new HashSet<>();
+    seen.add(HarnessGenome.initial());
+    for (int it = 0; it < 40; it++) {
+      for (HarnessCandidate c : p.propose(new ArchiveView(entries), 3, it)) {
+        HarnessGenome g = HarnessGenome.fromSource(c.source());
+        assertTrue(seen.add(g), "re-proposed " + g.code() + " at iteration " + it);
+        // a fake score: chain and QA help, votes help a little
+        double s = 0.1 + (g.decomposition() == Decomposition.CHAIN ? 0.3 : 0)
+            + (g.format() == PromptFormat.QA ? 0.2 : 0) + 0.02 * g.votes();
+        entries.add(it % 7 == 3 ? ArchiveEntry.invalid(c.name(), c.source(), "line 1:1: broken")
+            : entry(g, s, g.votes(), 0, 0));
+      }
+    }
+    assertEquals(121, seen.size());
+  }
+
+  @Test
+  void tracesSteerTheMutation() {
+    TemplateProposer p = new TemplateProposer();
+    HarnessGenome h0 = HarnessGenome.initial();
+    for (long seed = 0; seed < 5; seed++) {
+      HarnessCandidate c = p.propose(new ArchiveView(List.of(entry(h0, 0.05, 1, 0.8, 0))), 1, seed).get(0);
+      assertTrue(Set.of("parsing", "retries", "format").contains(c.axis()), c.axis());
+      assertTrue(c.hypothesis().contains("unparseable"), c.hypothesis());
+    }
+    HarnessGenome heavy = new HarnessGenome(PromptFormat.QA, Decomposition.CHAIN, 5, 2,
+        HarnessGenome.AnswerParsing.FIRST_INT, 8);
+    for (long seed = 0; seed < 5; seed++) {
+      HarnessCandidate c = p.propose(new ArchiveView(List.of(entry(heavy, 0.3, 15, 0, 0.4))), 1, seed).get(0);
+      HarnessGenome g = HarnessGenome.fromSource(c.source());
+      assertTrue(g.votes() < 5 || g.retries() < 2, c.changes());
+      assertTrue(c.hypothesis().contains("turn budget"), c.hypothesis());
+    }
+  }
+
+  @Test
+  void promptOnlyProposerChangesOnlyTheFormat() {
+    TemplateProposer fst = new TemplateProposer(EnumSet.of(Axis.FORMAT));
+    HarnessGenome h0 = HarnessGenome.initial();
+    List<HarnessCandidate> cs = fst.propose(new ArchiveView(List.of(entry(h0, 0.1, 1, 0, 0))), 3, 5L);
+    assertEquals(2, cs.size(), "only two other formats exist");
+    for (HarnessCandidate c : cs) {
+      HarnessGenome g = HarnessGenome.fromSource(c.source());
+      assertNotNull(g);
+      assertEquals(new HarnessGenome(g.format(), h0.decomposition(), h0.votes(), h0.retries(), h0.parsing(),
+          h0.maxNewTokens()), g);
+    }
+  }
+}
