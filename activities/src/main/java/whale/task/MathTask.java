@@ -14,7 +14,7 @@ import java.util.regex.Pattern;
 /**
  * Procedurally generated multi-step arithmetic word problems ("Tom has 12 apples. He buys 7 more. He
  * gives 5 to Ann. How many apples does Tom have?" → "14"), 2–3 operations, every number and every
- * intermediate value in 0..99. The pretraining corpus holds one-step problems of the same wording
+ * intermediate value in 0..MAX_VALUE. The pretraining corpus holds one-step problems of the same wording
  * family plus bare arithmetic lines, so a pretrained model solves one step fairly well and chains of
  * steps poorly.
  */
@@ -32,6 +32,15 @@ public final class MathTask implements Task {
     "apples", "pens", "cards", "eggs", "coins", "books", "shells", "stamps", "plums", "cakes"
   };
   private static final Set<String> EDIBLE = Set.of("apples", "eggs", "plums", "cakes");
+  /**
+   * Difficulty, sized for a ~100k-parameter character model that must learn within a CPU run: every
+   * value stays in 0..MAX_VALUE, problems start at most at MAX_START, and each step changes the value
+   * by at most MAX_STEP.
+   */
+  static final int MAX_VALUE = 40;
+  static final int MAX_START = 20;
+  static final int MAX_STEP = 9;
+
   private static final Pattern INTEGER = Pattern.compile("[+-]?\\d{1,9}");
 
   private final long seed;
@@ -127,15 +136,15 @@ public final class MathTask implements Task {
       } else {
         int kind = rnd.nextInt(5);
         if (kind < 2) {
-          int a = rnd.nextInt(99);
-          int b = 1 + rnd.nextInt(Math.min(30, 99 - a));
+          int a = rnd.nextInt(MAX_VALUE);
+          int b = 1 + rnd.nextInt(Math.min(MAX_STEP, MAX_VALUE - a));
           docs.add(a + "+" + b + "=" + (a + b) + "\n");
         } else if (kind < 4) {
-          int a = 1 + rnd.nextInt(99);
-          int b = 1 + rnd.nextInt(Math.min(30, a));
+          int a = 1 + rnd.nextInt(MAX_VALUE);
+          int b = 1 + rnd.nextInt(Math.min(MAX_STEP, a));
           docs.add(a + "-" + b + "=" + (a - b) + "\n");
         } else {
-          int a = rnd.nextInt(50);
+          int a = rnd.nextInt(MAX_VALUE / 2 + 1);
           docs.add(a + "*2=" + (2 * a) + "\n");
         }
       }
@@ -145,27 +154,27 @@ public final class MathTask implements Task {
 
   private record Generated(String question, int answer) {}
 
-  /** A problem with {@code ops} operations; every value stays in 0..99. */
+  /** A problem with {@code ops} operations; every value stays in 0..MAX_VALUE. */
   private static Generated generate(Random rnd, int ops) {
     boolean female = rnd.nextBoolean();
     String[] names = female ? FEMALE : MALE;
     String name = names[rnd.nextInt(names.length)];
     String pronoun = female ? "She" : "He";
     String obj = OBJECTS[rnd.nextInt(OBJECTS.length)];
-    int value = 3 + rnd.nextInt(58);
+    int value = 2 + rnd.nextInt(MAX_START - 1);
     StringBuilder q = new StringBuilder();
     q.append(name).append(" has ").append(value).append(' ').append(obj).append('.');
     for (int i = 0; i < ops; i++) {
       int kind = rnd.nextInt(100);
-      boolean canAdd = value <= 98;
+      boolean canAdd = value <= MAX_VALUE - 1;
       boolean canSub = value >= 1;
-      boolean canDouble = value >= 1 && value <= 49;
+      boolean canDouble = value >= 1 && value <= MAX_VALUE / 2;
       String sentence;
       if (kind < 12 && canDouble) {
         value = value * 2;
         sentence = pronoun + " doubles them.";
       } else if ((kind < 56 && canAdd) || !canSub) {
-        int n = 1 + rnd.nextInt(Math.min(30, 99 - value));
+        int n = 1 + rnd.nextInt(Math.min(MAX_STEP, MAX_VALUE - value));
         value += n;
         String verb = switch (rnd.nextInt(3)) {
           case 0 -> "buys";
@@ -174,7 +183,7 @@ public final class MathTask implements Task {
         };
         sentence = pronoun + " " + verb + " " + n + " more.";
       } else {
-        int n = 1 + rnd.nextInt(Math.min(30, value));
+        int n = 1 + rnd.nextInt(Math.min(MAX_STEP, value));
         value -= n;
         int verb = rnd.nextInt(EDIBLE.contains(obj) ? 3 : 2);
         if (verb == 0) {

@@ -45,7 +45,7 @@ class MathTaskTest {
     assertEquals(TASK.pretrainingCorpus(3, 100), TASK.pretrainingCorpus(3, 100));
   }
 
-  /** Replays the question's operations and checks every value stays in 0..99 and the answer. */
+  /** Replays the question's operations and checks every value stays in 0..MAX_VALUE and the answer. */
   @Test
   void problemsAreWellFormedMultiStep() {
     Pattern start = Pattern.compile("^(\\w+) has (\\d+) (\\w+)\\.$");
@@ -59,7 +59,7 @@ class MathTaskTest {
         int v = Integer.parseInt(m.group(2));
         for (int i = 1; i < sent.length - 1; i++) {
           v = apply(v, sent[i]);
-          assertTrue(v >= 0 && v <= 99, p.question());
+          assertTrue(v >= 0 && v <= MathTask.MAX_VALUE, p.question());
         }
         assertEquals("How many " + m.group(3) + " does " + m.group(1) + " have?", sent[sent.length - 1]);
         assertEquals(Integer.toString(v), p.answer(), p.question());
@@ -74,7 +74,7 @@ class MathTaskTest {
     }
     assertTrue(n.find(), sentence);
     int x = Integer.parseInt(n.group(1));
-    assertTrue(x >= 0 && x <= 99);
+    assertTrue(x >= 0 && x <= MathTask.MAX_VALUE);
     if (sentence.matches("(He|She) (buys|finds|gets) \\d+ more\\.")) {
       return v + x;
     }
@@ -136,7 +136,7 @@ class MathTaskTest {
           default -> x * y;
         };
         assertEquals(z, Integer.parseInt(a.group(4)));
-        assertTrue(z >= 0 && z <= 99);
+        assertTrue(z >= 0 && z <= MathTask.MAX_VALUE);
       }
       for (char c : d.toCharArray()) {
         assertTrue(c == '\n' || (c >= 32 && c < 127), "vocabulary");
