@@ -50,7 +50,6 @@ class WhaleWorkflowTest {
 
   @RegisterExtension
   static final TestWorkflowExtension temporal = register(TestWorkflowExtension.newBuilder())
-      .setUseTimeskipping(false)
       .setDoNotStart(true)
       .build();
 
