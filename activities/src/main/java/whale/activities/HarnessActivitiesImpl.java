@@ -39,8 +39,8 @@ public class HarnessActivitiesImpl implements HarnessActivities {
   @Override
   public CandidateInfo initialHarness(TaskRef taskRef) {
     runtime.task(taskRef); // rejects an unknown task before anything is stored
-    return validated(new HarnessCandidate("h0-direct",
-        "the task's starting harness: ask once, parse the first integer",
+    return validated(new HarnessCandidate("h0-qa-direct",
+        "the task's starting harness: the pretraining format, ask once, parse the first integer",
         "none (starting point)", "initial", TemplateProposer.initialHarnessSource()));
   }
 

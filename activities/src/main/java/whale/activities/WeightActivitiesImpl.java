@@ -22,9 +22,6 @@ import whale.workflows.schedule.Seeds;
 
 /** The weight side: the base model's pretraining and one online RSFT step. */
 public class WeightActivitiesImpl implements WeightActivities {
-  /** Pretraining runs in chunks of this many steps, with a heartbeat after each. */
-  private static final int PRETRAIN_CHUNK = 50;
-
   private final ActivityRuntime runtime;
 
   public WeightActivitiesImpl(ActivityRuntime runtime) {
@@ -43,13 +40,12 @@ public class WeightActivitiesImpl implements WeightActivities {
     ModelConfig config = new ModelConfig(ModelConfig.defaults().vocabSize(), m.contextLength(),
         m.dModel(), m.layers(), m.heads(), ModelConfig.defaults().mlpRatio());
     try (LanguageModel model = LanguageModel.create(config, req.seed())) {
-      for (int done = 0; done < m.pretrainSteps(); done += PRETRAIN_CHUNK) {
-        int n = Math.min(PRETRAIN_CHUNK, m.pretrainSteps() - done);
-        TrainStats s = model.pretrain(corpus, n, m.pretrainBatch(),
-            m.pretrainLearningRate().floatValue(), Seeds.mix(req.seed(), done));
-        Episodes.heartbeat("pretrain step " + (done + n) + "/" + m.pretrainSteps()
-            + " loss " + s.meanLoss());
-      }
+      model.pretrain(corpus, m.pretrainSteps(), m.pretrainBatch(),
+          m.pretrainLearningRate().floatValue(), req.seed(), (step, loss) -> {
+            if (step % 25 == 0) {
+              Episodes.heartbeat("pretrain step " + step + "/" + m.pretrainSteps() + " loss " + loss);
+            }
+          });
       return save(model);
     }
   }

@@ -57,7 +57,8 @@ public record HarnessGenome(PromptFormat format, Decomposition decomposition, in
 
   /** h0: "Question:/Answer:" format, direct, one sample, no retries, first integer, 16 new tokens. */
   public static HarnessGenome initial() {
-    return new HarnessGenome(PromptFormat.QUESTION_ANSWER, Decomposition.DIRECT, 1, 0,
+    // The format the base model was pretrained on, asked once: the natural starting point.
+    return new HarnessGenome(PromptFormat.QA, Decomposition.DIRECT, 1, 0,
         AnswerParsing.FIRST_INT, 16);
   }
 

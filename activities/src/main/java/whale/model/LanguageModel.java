@@ -280,7 +280,7 @@ public final class LanguageModel implements Generator, AutoCloseable {
       }
       batches.add(batch);
     }
-    return train(batches, step -> learningRate); // constant: RSFT rounds are short
+    return train(batches, step -> learningRate, (step, loss) -> { }); // constant: RSFT rounds are short
   }
 
   /**
@@ -289,6 +289,20 @@ public final class LanguageModel implements Generator, AutoCloseable {
    * {@code lr} is the peak of a warm-up then cosine-decay schedule over the call.
    */
   public TrainStats pretrain(List<String> documents, int steps, int batch, float lr, long seed) {
+    return pretrain(documents, steps, batch, lr, seed, (step, loss) -> { });
+  }
+
+  /** Called after every training step with the step number (1-based) and its loss. */
+  public interface Progress {
+    void onStep(int step, float loss);
+  }
+
+  /**
+   * Like {@link #pretrain(List, int, int, float, long)}, reporting each step (a Temporal activity
+   * heartbeats from here; the schedule must see all {@code steps} at once, so no chunking).
+   */
+  public TrainStats pretrain(List<String> documents, int steps, int batch, float lr, long seed,
+      Progress progress) {
     if (batch < 1) {
       throw new IllegalArgumentException("batch must be >= 1: " + batch);
     }
@@ -318,7 +332,7 @@ public final class LanguageModel implements Generator, AutoCloseable {
       }
       batches.add(rows);
     }
-    return train(batches, step -> scheduledLr(lr, step, steps));
+    return train(batches, step -> scheduledLr(lr, step, steps), progress);
   }
 
   /**
@@ -335,7 +349,8 @@ public final class LanguageModel implements Generator, AutoCloseable {
     return (float) (peak * (0.1 + 0.9 * 0.5 * (1 + Math.cos(Math.PI * progress))));
   }
 
-  private TrainStats train(List<List<Row>> batches, java.util.function.IntToDoubleFunction lr) {
+  private TrainStats train(List<List<Row>> batches, java.util.function.IntToDoubleFunction lr,
+      Progress progress) {
     synchronized (this) {
       synchronized (TRAIN_LOCK) {
         double lossSum = 0;
@@ -347,6 +362,7 @@ public final class LanguageModel implements Generator, AutoCloseable {
             continue; // nothing to learn from (e.g. empty completions)
           }
           float loss = step(b, (float) lr.applyAsDouble(i));
+          progress.onStep(i + 1, loss);
           lossSum += (double) loss * b.weightSum;
           tokens += (long) b.weightSum;
           steps++;

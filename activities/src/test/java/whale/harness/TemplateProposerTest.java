@@ -61,7 +61,7 @@ class TemplateProposerTest {
     String src = TemplateProposer.initialHarnessSource();
     HarnessGenome g = HarnessGenome.fromSource(src);
     assertEquals(HarnessGenome.initial(), g);
-    assertEquals(PromptFormat.QUESTION_ANSWER, g.format());
+    assertEquals(PromptFormat.QA, g.format());
     assertEquals(Decomposition.DIRECT, g.decomposition());
     assertEquals(1, g.votes());
     CompiledHarness ch = COMPILER.compile(src);

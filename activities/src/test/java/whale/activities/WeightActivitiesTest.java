@@ -1,0 +1,128 @@
+package whale.activities;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import whale.harness.HarnessGenome;
+import whale.harness.TemplateProposer;
+import whale.workflows.ExperimentSpec;
+import whale.workflows.activities.BaseModelRequest;
+import whale.workflows.activities.EpisodeSettings;
+import whale.workflows.activities.EvalRequest;
+import whale.workflows.activities.MeanAtKResult;
+import whale.workflows.activities.RsftStepRequest;
+import whale.workflows.activities.RsftStepResult;
+import whale.workflows.activities.TaskRef;
+import whale.workflows.schedule.PersistentSampler;
+import whale.workflows.schedule.Seeds;
+
+/** The weight activities with real DJL training: idempotent steps and a real learning signal. */
+class WeightActivitiesTest {
+  @TempDir static Path dir;
+  static ActivityRuntime runtime;
+  static WeightActivitiesImpl weights;
+  static EvalActivitiesImpl eval;
+  static final TaskRef TASK = new TaskRef("math", 1234, 256, 16, 64);
+  static final EpisodeSettings EPISODES = new EpisodeSettings(1.0, 20, 16, 30);
+  static String base;
+  static String chain;
+  static final int MB = Integer.parseInt(System.getProperty("mb", "16"));
+  static final double LR = Double.parseDouble(System.getProperty("lr", "5e-5"));
+
+  @BeforeAll
+  static void pretrainBase() {
+    runtime = ActivityRuntime.open(dir.resolve("store"));
+    weights = new WeightActivitiesImpl(runtime);
+    eval = new EvalActivitiesImpl(runtime);
+    // The demo's base model: long enough pretraining that one-step questions are mostly right.
+    var model = new ExperimentSpec.ModelSpec(160, 64, 2, 4, 1000, 64, 0.008, 30000, null);
+    base = weights.prepareBaseModel(new BaseModelRequest(TASK, model, 7));
+    chain = runtime.store().putString(TemplateProposer.render(HarnessGenome.parse(
+        "format=QA;decomp=CHAIN;votes=1;retries=0;parse=FIRST_INT;maxNew=8")));
+  }
+
+  private static RsftStepRequest step(String ckpt, String harness, int step, List<Integer> problems) {
+    return new RsftStepRequest(TASK, ckpt, harness, step, problems, 8, 0.5, MB, LR,
+        Seeds.mix(11, step), EPISODES);
+  }
+
+  @Test
+  void aRetriedStepReturnsTheSameCheckpointEvenWithoutItsMemo() throws Exception {
+    RsftStepRequest req = step(base, chain, 1, IntStream.range(0, 16).boxed().toList());
+    RsftStepResult first = weights.rsftStep(req);
+    assertTrue(first.accepted() > 0, "the base model solves some problems under the chain harness");
+    assertNotEquals(base, first.checkpointRef(), "accepted rollouts change the weights");
+    assertEquals(16 * 8, first.rollouts());
+    // a retry after the step finished: the memo answers, nothing is recomputed
+    assertEquals(first, weights.rsftStep(req));
+
+    // a retry after a crash that lost the memo: a fresh store holding the same inputs recomputes
+    // the step bit for bit (per-request seeds, lock-step batching, seeded SFT order)
+    ActivityRuntime other = ActivityRuntime.open(dir.resolve("other"));
+    assertEquals(base, other.store().putBytes(runtime.store().getBytes(base)));
+    assertEquals(chain, other.store().putString(runtime.store().getString(chain)));
+    RsftStepResult again = new WeightActivitiesImpl(other).rsftStep(req);
+    assertEquals(first.checkpointRef(), again.checkpointRef());
+    assertEquals(first.trainReward(), again.trainReward());
+    assertArrayEquals(Files.readAllBytes(runtime.store().path(first.checkpointRef())),
+        Files.readAllBytes(other.store().path(again.checkpointRef())));
+  }
+
+  @Test
+  void nothingAcceptedMeansNoUpdate() {
+    String wrong = runtime.store().putString("""
+        package whale.generated;
+
+        import whale.harness.Harness;
+        import whale.harness.HarnessContext;
+        import whale.harness.HarnessResult;
+        import whale.task.Problem;
+
+        public class AlwaysWrong implements Harness {
+          public HarnessResult solve(Problem problem, HarnessContext ctx) {
+            ctx.generate("Q: " + problem.question() + "\\nA:", 4);
+            return HarnessResult.of("-1");
+          }
+        }
+        """);
+    RsftStepResult r = weights.rsftStep(step(base, wrong, 1, List.of(0, 1, 2, 3)));
+    assertEquals(0, r.accepted());
+    assertEquals(0.0, r.trainReward());
+    assertEquals(base, r.checkpointRef(), "skipped update: the checkpoint is unchanged");
+    assertEquals(32, r.rollouts());
+  }
+
+  @Test
+  void heldOutAccuracyRisesAfterAFewSeededSteps() {
+    EvalRequest before = new EvalRequest(TASK, base, chain, "test", 8, 5, EPISODES, "before");
+    MeanAtKResult m0 = eval.evaluate(before);
+    PersistentSampler sampler = new PersistentSampler(TASK.weightProblems(), 3,
+        PersistentSampler.Position.START);
+    String ckpt = base;
+    List<Double> rewards = new ArrayList<>();
+    for (int s = 1; s <= 16; s++) { // two epochs of D_weight
+      RsftStepResult r = weights.rsftStep(step(ckpt, chain, s, sampler.next(32)));
+      ckpt = r.checkpointRef();
+      rewards.add(r.trainReward());
+    }
+    MeanAtKResult m1 = eval.evaluate(
+        new EvalRequest(TASK, ckpt, chain, "test", 8, 5, EPISODES, "after"));
+    System.out.printf("held-out mean@8 %.3f -> %.3f; train reward per step %s%n", m0.meanAtK(),
+        m1.meanAtK(), rewards);
+    assertTrue(m1.meanAtK() > m0.meanAtK() + 0.04,
+        "mean@8 " + m0.meanAtK() + " -> " + m1.meanAtK());
+    double early = rewards.subList(0, 4).stream().mapToDouble(d -> d).average().orElseThrow();
+    double late = rewards.subList(12, 16).stream().mapToDouble(d -> d).average().orElseThrow();
+    assertTrue(late > early, "training reward " + early + " -> " + late);
+  }
+}
