@@ -131,7 +131,9 @@ public final class MathTask implements Task {
     List<String> docs = new ArrayList<>(documents);
     for (int i = 0; i < documents; i++) {
       if (rnd.nextInt(10) < 6) {
-        Generated g = generate(rnd, 1);
+        // One-step problems start anywhere in 0..MAX_VALUE: a least-to-most harness asks exactly
+        // such questions about intermediate values, which can exceed MAX_START.
+        Generated g = generate(rnd, 1, 1 + rnd.nextInt(MAX_VALUE - 1));
         docs.add("Q: " + g.question + "\nA: " + g.answer + "\n");
       } else {
         int kind = rnd.nextInt(5);
@@ -156,12 +158,17 @@ public final class MathTask implements Task {
 
   /** A problem with {@code ops} operations; every value stays in 0..MAX_VALUE. */
   private static Generated generate(Random rnd, int ops) {
+    return generate(rnd, ops, -1);
+  }
+
+  /** As above, starting from {@code start} when it is not negative. */
+  private static Generated generate(Random rnd, int ops, int start) {
     boolean female = rnd.nextBoolean();
     String[] names = female ? FEMALE : MALE;
     String name = names[rnd.nextInt(names.length)];
     String pronoun = female ? "She" : "He";
     String obj = OBJECTS[rnd.nextInt(OBJECTS.length)];
-    int value = 2 + rnd.nextInt(MAX_START - 1);
+    int value = start >= 0 ? start : 2 + rnd.nextInt(MAX_START - 1);
     StringBuilder q = new StringBuilder();
     q.append(name).append(" has ").append(value).append(' ').append(obj).append('.');
     for (int i = 0; i < ops; i++) {
