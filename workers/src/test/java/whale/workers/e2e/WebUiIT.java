@@ -28,7 +28,7 @@ import org.openqa.selenium.support.ui.WebDriverWait;
 /**
  * The Temporal Web UI of the real dev server in headless Chromium (Debian's chromium and
  * chromium-driver, driven by Selenium): the run is found by its search attributes, its
- * search-attributes tab shows whale's four, its user-metadata tab shows the current-details table.
+ * search-attributes tab shows whale's four, its user-metadata tab the current-details table.
  * Screenshots land in target/e2e/ui/.
  */
 class WebUiIT {
@@ -127,19 +127,25 @@ class WebUiIT {
     assertTrue(attrs.contains("\"done\""), attrs);
     screenshot("search-attributes.png");
 
-    // user metadata tab: the current-details markdown table, fetched live ("R" refreshes it)
+    // user metadata tab: the current-details markdown table, which the UI renders in an iframe
     clickTab("/user-metadata");
     waitForText("Current Details");
-    String details = new WebDriverWait(browser, Duration.ofSeconds(60)).until(d -> {
-      String body = d.findElement(By.tagName("body")).getText();
-      if (body.contains("mean@2") && body.contains("e2e-tiny")) {
-        return body;
+    String table = new WebDriverWait(browser, Duration.ofSeconds(60)).until(d -> {
+      for (WebElement frame : d.findElements(By.tagName("iframe"))) {
+        d.switchTo().frame(frame);
+        String text = d.findElement(By.tagName("body")).getText();
+        d.switchTo().defaultContent();
+        if (text.contains("e2e-tiny") && text.contains("mean@2")) {
+          return text;
+        }
       }
-      d.findElement(By.tagName("body")).sendKeys("r");
       return null;
     });
-    assertTrue(details.contains("round"), details);
-    assertTrue(details.contains("pass@2"), details);
+    assertTrue(table.contains("pass@2") && table.contains("weight") && table.contains("harness"),
+        table);
+    screenshot("user-metadata.png");
+    clickTab("/search-attributes");
+    waitForText("WhalePhase", "WhaleRollouts");
     screenshot("whale-run.png");
     Path shot = dir.resolve("whale-run.png");
     assertTrue(Files.size(shot) > 10_000, "screenshot written: " + shot);
