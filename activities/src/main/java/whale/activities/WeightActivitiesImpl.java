@@ -34,6 +34,7 @@ public class WeightActivitiesImpl implements WeightActivities {
   }
 
   private String pretrain(BaseModelRequest req) {
+    Episodes.heartbeat("pretrain: building the corpus");
     Task task = runtime.task(req.task());
     var m = req.model();
     List<String> corpus = task.pretrainingCorpus(req.seed(), m.pretrainDocuments());
@@ -41,11 +42,9 @@ public class WeightActivitiesImpl implements WeightActivities {
         m.dModel(), m.layers(), m.heads(), ModelConfig.defaults().mlpRatio());
     try (LanguageModel model = LanguageModel.create(config, req.seed())) {
       model.pretrain(corpus, m.pretrainSteps(), m.pretrainBatch(),
-          m.pretrainLearningRate().floatValue(), req.seed(), (step, loss) -> {
-            if (step % 25 == 0) {
-              Episodes.heartbeat("pretrain step " + step + "/" + m.pretrainSteps() + " loss " + loss);
-            }
-          });
+          m.pretrainLearningRate().floatValue(), req.seed(), (step, loss) ->
+              // every step: the SDK throttles sending to 0.8 x the heartbeat timeout
+              Episodes.heartbeat("pretrain step " + step + "/" + m.pretrainSteps() + " loss " + loss));
       return save(model);
     }
   }
@@ -61,6 +60,7 @@ public class WeightActivitiesImpl implements WeightActivities {
    * no update when nothing is accepted.
    */
   private RsftStepResult step(RsftStepRequest req) {
+    Episodes.heartbeat("RSFT step " + req.step() + ": loading " + req.checkpointRef());
     Task task = runtime.task(req.task());
     List<TaskProblem> all = task.split(Split.WEIGHT);
     List<TaskProblem> batch = new ArrayList<>(req.problems().size());

@@ -37,8 +37,12 @@ public class WhaleWorkflowImpl implements WhaleWorkflow {
   private static final long SAMPLER = 1, PRETRAIN = 2, STEP = 3, HARNESS_SCORE = 4, TEST = 5,
       PROPOSE = 6;
 
-  /** Heartbeat timeout: a dead worker is noticed within a minute. */
-  private static final Duration HEARTBEAT = Duration.ofSeconds(60);
+  /**
+   * Heartbeat timeout: a dead worker is noticed within 20 s and its activity retried elsewhere.
+   * Activities heartbeat per pretraining step, per model batch and before each SFT epoch (the SDK
+   * throttles to 0.8 x this), all far more often than 20 s at whale's sizes.
+   */
+  private static final Duration HEARTBEAT = Duration.ofSeconds(20);
 
   private static final RetryOptions RETRY = RetryOptions.newBuilder()
       .setInitialInterval(Duration.ofSeconds(1))

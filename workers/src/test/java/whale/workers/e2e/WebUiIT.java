@@ -1,0 +1,162 @@
+package whale.workers.e2e;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import java.io.File;
+import java.net.URLEncoder;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.openqa.selenium.By;
+import org.openqa.selenium.OutputType;
+import org.openqa.selenium.TakesScreenshot;
+import org.openqa.selenium.WebDriver;
+import org.openqa.selenium.WebElement;
+import org.openqa.selenium.chrome.ChromeDriver;
+import org.openqa.selenium.chrome.ChromeDriverService;
+import org.openqa.selenium.chrome.ChromeOptions;
+import org.openqa.selenium.support.ui.WebDriverWait;
+
+/**
+ * The Temporal Web UI of the real dev server in headless Chromium (Debian's chromium and
+ * chromium-driver, driven by Selenium): the run is found by its search attributes, its
+ * search-attributes tab shows whale's four, its user-metadata tab the current-details table.
+ * Screenshots land in target/e2e/ui/.
+ */
+class WebUiIT {
+  static Path dir;
+  static DevServer server;
+  static WorkerProcess worker;
+  static WebDriver browser;
+
+  static String executable(String property, String... defaults) {
+    String p = System.getProperty(property);
+    for (String c : p != null ? List.of(p) : List.of(defaults)) {
+      if (Files.isExecutable(Path.of(c))) {
+        return c;
+      }
+    }
+    return fail("the Web UI test needs " + String.join(" or ", defaults) + " (-D" + property
+        + "): apt-get install -y chromium chromium-driver");
+  }
+
+  @BeforeAll
+  static void up() throws Exception {
+    dir = E2e.outputDir("ui");
+    String chromium = executable("chrome.binary", "/usr/bin/chromium", "/usr/bin/chromium-browser");
+    String driver = executable("webdriver.chrome.driver", "/usr/bin/chromedriver");
+    server = DevServer.start(dir, true);
+    worker = new WorkerProcess("control,gpu,harness,eval", server.address(), dir.resolve("artifacts"),
+        dir).start();
+    ChromeOptions o = new ChromeOptions();
+    o.setBinary(chromium);
+    o.addArguments("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+        "--no-first-run", "--disable-background-networking", "--disable-component-update",
+        "--disable-sync", "--disable-dev-shm-usage", "--window-size=1400,1100",
+        "--user-data-dir=" + Files.createDirectories(dir.resolve("chromium-profile")));
+    ChromeDriverService service = new ChromeDriverService.Builder()
+        .usingDriverExecutable(new File(driver)).usingAnyFreePort()
+        .withLogFile(dir.resolve("chromedriver.log").toFile()).build();
+    browser = new ChromeDriver(service, o);
+  }
+
+  @AfterAll
+  static void down() {
+    if (browser != null) {
+      browser.quit();
+    }
+    if (worker != null) {
+      worker.close();
+    }
+    if (server != null) {
+      server.close();
+    }
+  }
+
+  private static void screenshot(String name) throws Exception {
+    File f = ((TakesScreenshot) browser).getScreenshotAs(OutputType.FILE);
+    Path to = dir.resolve(name);
+    Files.copy(f.toPath(), to, StandardCopyOption.REPLACE_EXISTING);
+    System.out.println("screenshot: " + to);
+  }
+
+  private static String waitForText(String... texts) {
+    return new WebDriverWait(browser, Duration.ofSeconds(60)).until(d -> {
+      String body = d.findElement(By.tagName("body")).getText();
+      for (String t : texts) {
+        if (!body.contains(t)) {
+          return null;
+        }
+      }
+      return body;
+    });
+  }
+
+  @Test
+  void theRunItsSearchAttributesAndItsCurrentDetailsAreShown() throws Exception {
+    String id = "ui-run";
+    Temporal.cli(server.address(), "workflow", "start", "--type", "WhaleWorkflow",
+        "--task-queue", "whale-control", "--workflow-id", id, "--input-file",
+        E2e.tinySpec().toString()).ok();
+    String result = Temporal.cli(server.address(), "workflow", "result", "--workflow-id", id,
+        "-o", "json").ok();
+    assertTrue(result.contains("COMPLETED"), result);
+
+    // the list, filtered by a whale search attribute, finds the run
+    String query = URLEncoder.encode("WhalePhase=\"done\"", StandardCharsets.UTF_8)
+        .replace("+", "%20");
+    browser.get(server.uiUrl() + "/namespaces/default/workflows?query=" + query);
+    waitForText(id, "WhaleWorkflow");
+    screenshot("workflows-list.png");
+    WebElement link = new WebDriverWait(browser, Duration.ofSeconds(30))
+        .until(d -> d.findElements(By.partialLinkText(id)).stream().findFirst().orElse(null));
+    link.click();
+    waitForText("Search Attributes", "User Metadata", "Run ID");
+
+    // search attributes tab
+    clickTab("/search-attributes");
+    String attrs = waitForText("WhalePhase", "WhaleRound", "WhaleBestMeanAt8", "WhaleRollouts");
+    assertTrue(attrs.contains("\"done\""), attrs);
+    screenshot("search-attributes.png");
+
+    // user metadata tab: the current-details markdown table, which the UI renders in an iframe
+    clickTab("/user-metadata");
+    waitForText("Current Details");
+    String table = new WebDriverWait(browser, Duration.ofSeconds(60)).until(d -> {
+      for (WebElement frame : d.findElements(By.tagName("iframe"))) {
+        d.switchTo().frame(frame);
+        String text = d.findElement(By.tagName("body")).getText();
+        d.switchTo().defaultContent();
+        if (text.contains("e2e-tiny") && text.contains("mean@2")) {
+          return text;
+        }
+      }
+      return null;
+    });
+    assertTrue(table.contains("pass@2") && table.contains("weight") && table.contains("harness"),
+        table);
+    screenshot("user-metadata.png");
+    clickTab("/search-attributes");
+    waitForText("WhalePhase", "WhaleRollouts");
+    screenshot("whale-run.png");
+    Path shot = dir.resolve("whale-run.png");
+    assertTrue(Files.size(shot) > 10_000, "screenshot written: " + shot);
+    assertEquals(true, Files.exists(dir.resolve("search-attributes.png")));
+  }
+
+  private static void clickTab(String suffix) {
+    WebElement tab = new WebDriverWait(browser, Duration.ofSeconds(30)).until(d ->
+        d.findElements(By.cssSelector("a[href$='" + suffix + "']")).stream().findFirst()
+            .orElse(null));
+    tab.click();
+  }
+
+}

@@ -1,0 +1,105 @@
+package whale.workers.e2e;
+
+import static org.junit.jupiter.api.Assertions.fail;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * {@code java -jar whale-workers.jar worker --queues Q --address A --artifacts DIR}: a worker as
+ * users run it, in its own JVM, which a test can kill -9 and start again.
+ */
+public final class WorkerProcess implements AutoCloseable {
+  public final String queues;
+  private final String address;
+  private final Path artifacts;
+  public final Path log;
+  private Process process;
+  private int starts;
+
+  public WorkerProcess(String queues, String address, Path artifacts, Path logDir) {
+    this.queues = queues;
+    this.address = address;
+    this.artifacts = artifacts;
+    this.log = logDir.resolve("worker-" + queues.replace(',', '-') + ".log");
+  }
+
+  static Path jar() {
+    Path jar = Path.of(System.getProperty("whale.jar", "target/whale-workers.jar"));
+    if (!Files.isRegularFile(jar)) {
+      fail("worker jar not built: " + jar.toAbsolutePath());
+    }
+    return jar;
+  }
+
+  public WorkerProcess start() {
+    Path javaBin = Path.of(System.getProperty("java.home"), "bin", "java");
+    List<String> cmd = List.of(javaBin.toString(), "-Xmx512m", "-XX:+UseSerialGC",
+        "-Dai.djl.offline=true", "-Dai.djl.pytorch.num_threads=1",
+        "-jar", jar().toString(), "worker", "--queues", queues, "--address", address,
+        "--artifacts", artifacts.toString());
+    try {
+      long before = Files.exists(log) ? Files.size(log) : 0;
+      ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true)
+          .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
+      pb.environment().put("DJL_OFFLINE", "true");
+      pb.environment().put("OPT_OUT_TRACKING", "true");
+      Files.writeString(log, "\n=== start " + (++starts) + ": " + String.join(" ", cmd) + "\n",
+          StandardOpenOption.CREATE, StandardOpenOption.APPEND);
+      process = pb.start();
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+      while (System.nanoTime() < deadline) {
+        if (!process.isAlive()) {
+          fail("worker " + queues + " exited " + process.exitValue() + ", see " + log);
+        }
+        String text = Files.readString(log);
+        if (text.length() > before && text.substring((int) before).contains("whale worker on")) {
+          return this;
+        }
+        DevServer.sleep(100);
+      }
+      return fail("worker " + queues + " not up within 60 s, see " + log);
+    } catch (IOException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  public long pid() {
+    return process.pid();
+  }
+
+  public boolean alive() {
+    return process != null && process.isAlive();
+  }
+
+  /** SIGKILL: the JVM gets no shutdown hook, the activity in flight is simply gone. */
+  public void kill9() {
+    process.destroyForcibly();
+    try {
+      if (!process.waitFor(30, TimeUnit.SECONDS)) {
+        fail("worker " + queues + " survived SIGKILL");
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  @Override
+  public void close() {
+    if (alive()) {
+      process.destroy();
+      try {
+        if (!process.waitFor(15, TimeUnit.SECONDS)) {
+          process.destroyForcibly().waitFor(15, TimeUnit.SECONDS);
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        process.destroyForcibly();
+      }
+    }
+  }
+}
