@@ -219,6 +219,16 @@ public final class SandboxExecutor implements EpisodeExecutor {
       if (compileError[0] != null) {
         throw new IllegalArgumentException("harness does not compile: " + compileError[0]);
       }
+      if (failure == null) {
+        for (EpisodeReply r : replies) {
+          if (r != null && EpisodeStatus.TIMEOUT.name().equals(r.getStatus())) {
+            // an abandoned episode's thread may outlive Thread.stop (a loop in a finally block): a
+            // sandbox that exceeded a limit is not reused
+            sb.kill("recycled after an episode timeout");
+            break;
+          }
+        }
+      }
     } finally {
       group.shardFinished();
       host.close(shard);
