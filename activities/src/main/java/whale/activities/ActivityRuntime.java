@@ -11,6 +11,9 @@ import whale.harness.CompiledHarness;
 import whale.harness.HarnessCompilationException;
 import whale.harness.HarnessCompiler;
 import whale.model.LanguageModel;
+import whale.sandbox.EpisodeExecutor;
+import whale.sandbox.InProcessExecutor;
+import whale.sandbox.SandboxExecutor;
 import whale.store.ArtifactStore;
 import whale.task.MathTask;
 import whale.task.Task;
@@ -29,13 +32,51 @@ public final class ActivityRuntime {
   private final Map<String, CompiledHarness> harnesses = new ConcurrentHashMap<>();
   private final LinkedHashMap<String, Lease> models = new LinkedHashMap<>(16, 0.75f, true);
 
-  private ActivityRuntime(ArtifactStore store) {
+  private final Mode mode;
+  private EpisodeExecutor episodes;
+
+  /**
+   * Where harness episodes run: {@link #SANDBOX} (separate JVM processes, the default and what a
+   * worker uses) or {@link #IN_PROCESS} (this JVM; only for the benchmark comparison).
+   */
+  public enum Mode { SANDBOX, IN_PROCESS }
+
+  private ActivityRuntime(ArtifactStore store, Mode mode) {
     this.store = store;
+    this.mode = mode;
   }
 
+  /** A runtime whose episodes run in a pool of sandbox processes. */
   public static ActivityRuntime open(Path artifactRoot) {
+    return open(artifactRoot, Mode.SANDBOX);
+  }
+
+  public static ActivityRuntime open(Path artifactRoot, Mode mode) {
     System.setProperty("ai.djl.offline", "true");
-    return new ActivityRuntime(new ArtifactStore(artifactRoot));
+    return new ActivityRuntime(new ArtifactStore(artifactRoot), mode);
+  }
+
+  public Mode mode() {
+    return mode;
+  }
+
+  /**
+   * The episode executor, started on first use. Sandbox mode: a pool of
+   * {@code whale.sandbox.pool} (default 2) processes of {@code whale.sandbox.heapMb} (default 256) MiB
+   * heap, killed when this JVM exits.
+   */
+  public synchronized EpisodeExecutor episodes() {
+    if (episodes == null) {
+      if (mode == Mode.IN_PROCESS) {
+        episodes = new InProcessExecutor(compiler);
+      } else {
+        SandboxExecutor ex = SandboxExecutor.create(Integer.getInteger("whale.sandbox.pool", 2),
+            Integer.getInteger("whale.sandbox.heapMb", 256));
+        Runtime.getRuntime().addShutdownHook(new Thread(ex::close, "whale-sandbox-shutdown"));
+        episodes = ex;
+      }
+    }
+    return episodes;
   }
 
   public ArtifactStore store() {
@@ -52,6 +93,11 @@ public final class ActivityRuntime {
           r.testProblems());
       default -> throw new IllegalArgumentException("unknown task '" + r.name() + "'");
     });
+  }
+
+  /** The stored source of a harness (what a sandbox compiles and runs). */
+  public String harnessSource(String sourceRef) {
+    return store.getString(sourceRef);
   }
 
   /** The compiled harness of a stored source; a source that does not compile is a bad request. */

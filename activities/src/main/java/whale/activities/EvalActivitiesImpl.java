@@ -3,7 +3,6 @@ package whale.activities;
 import java.util.List;
 import java.util.Locale;
 import whale.eval.MeanAtK;
-import whale.harness.CompiledHarness;
 import whale.harness.EpisodeResult;
 import whale.task.Split;
 import whale.task.Task;
@@ -38,9 +37,9 @@ public class EvalActivitiesImpl implements EvalActivities {
     }
     Task task = runtime.task(req.task());
     List<TaskProblem> problems = task.split(split);
-    CompiledHarness harness = runtime.harness(req.harnessRef());
+    String harness = runtime.harnessSource(req.harnessRef());
     List<EpisodeResult> episodes = runtime.withModel(req.checkpointRef(), model ->
-        Episodes.run(model, task, harness, problems, req.k(), req.seed(), req.episodes(),
+        Episodes.run(runtime.episodes(), model, task, harness, problems, req.k(), req.seed(), req.episodes(),
             req.label()));
     MeanAtK m = MeanAtK.ofEpisodes(episodes);
     double turns = episodes.stream().mapToInt(EpisodeResult::turns).average().orElse(0);

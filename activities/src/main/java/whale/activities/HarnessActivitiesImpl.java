@@ -16,6 +16,10 @@ import whale.harness.HarnessCandidate;
 import whale.harness.HarnessCompiler;
 import whale.harness.TemplateProposer;
 import whale.harness.TraceStats;
+import whale.proposers.CommandProposer;
+import whale.proposers.OpenAiProposer;
+import whale.workflows.ExperimentSpec;
+import java.time.Duration;
 import whale.store.ArtifactStore;
 import whale.task.Task;
 import whale.workflows.activities.ArchiveEntry;
@@ -46,9 +50,9 @@ public class HarnessActivitiesImpl implements HarnessActivities {
 
   @Override
   public List<CandidateInfo> propose(ProposeRequest req) {
-    if (!"template".equals(req.proposer())) {
+    if (!List.of("template", "openai", "command").contains(req.proposer())) {
       throw new IllegalArgumentException("unknown proposer '" + req.proposer()
-          + "'; available: template");
+          + "'; available: template, openai, command");
     }
     if (req.candidates() < 1) {
       throw new IllegalArgumentException("propose: candidates must be at least 1");
@@ -67,15 +71,27 @@ public class HarnessActivitiesImpl implements HarnessActivities {
               TraceStats.of(traces(e.score().tracesRef()), task)));
         }
       }
-      writeArchive(req, view);
-      List<HarnessCandidate> proposed =
-          new TemplateProposer().propose(new ArchiveView(view), req.candidates(), req.seed());
+      Path dir = writeArchive(req, view);
+      List<HarnessCandidate> proposed = proposeWith(req, view, dir);
       CandidateList out = new CandidateList();
       for (HarnessCandidate h : proposed) {
         out.add(validated(h));
       }
       return out;
     });
+  }
+
+  private List<HarnessCandidate> proposeWith(ProposeRequest req, List<whale.harness.ArchiveEntry> view,
+      Path dir) {
+    ExperimentSpec.HarnessSpec h = req.harness() == null ? ExperimentSpec.HarnessSpec.defaults() : req.harness();
+    return switch (req.proposer()) {
+      case "openai" -> new OpenAiProposer(h.openaiBaseUrl(), h.openaiModel(),
+          h.openaiApiKeyEnv().isBlank() ? null : System.getenv(h.openaiApiKeyEnv()),
+          Duration.ofSeconds(h.commandTimeoutSeconds())).propose(dir, req.candidates(), req.seed());
+      case "command" -> new CommandProposer(h.command(), Duration.ofSeconds(h.commandTimeoutSeconds()))
+          .propose(dir, runtime.store().namedDir("proposer-work"), req.candidates(), req.iteration(), req.seed());
+      default -> new TemplateProposer().propose(new ArchiveView(view), req.candidates(), req.seed());
+    };
   }
 
   /** Memo needs a concrete type for a list of candidates. */
@@ -97,8 +113,13 @@ public class HarnessActivitiesImpl implements HarnessActivities {
     }
   }
 
-  /** archives/<workflow>/round-N/<iteration>-<name>/{source.java,meta.json,scores.json,traces.json}. */
-  private void writeArchive(ProposeRequest req, List<whale.harness.ArchiveEntry> view) {
+  /**
+   * archives/<workflow>/round-N/: per candidate <iteration>-<index>-<name>/{source.java, meta.json,
+   * scores.json, traces.json (every episode: each model call's prompt and completion, each tool call,
+   * the answer, the status and the verifier's reward)}; summary.json (all candidates) and pareto.json
+   * (the Pareto front).
+   */
+  private Path writeArchive(ProposeRequest req, List<whale.harness.ArchiveEntry> view) {
     Path dir = runtime.store().namedDir("archives/" + req.phaseKey().replaceAll("[^A-Za-z0-9._/-]", "_"));
     List<Map<String, Object>> summary = new ArrayList<>();
     for (int i = 0; i < req.archive().size(); i++) {
@@ -128,11 +149,55 @@ public class HarnessActivitiesImpl implements HarnessActivities {
         }
       }
       Map<String, Object> row = new LinkedHashMap<>(meta);
+      row.put("dir", cd.getFileName().toString());
       row.put("success", e.score() == null ? null : e.score().meanAtK());
       row.put("meanTurns", e.score() == null ? null : e.score().meanTurns());
       summary.add(row);
     }
     writeJson(dir.resolve("summary.json"), summary);
+    writeJson(dir.resolve("pareto.json"), paretoFront(summary));
+    return dir;
+  }
+
+  /**
+   * The Pareto front of the scored candidates (success up, mean turns down): every candidate no other
+   * candidate dominates (at least as good on both, better on one), best success first.
+   */
+  static Map<String, Object> paretoFront(List<Map<String, Object>> summary) {
+    List<Map<String, Object>> scored = new ArrayList<>();
+    for (Map<String, Object> r : summary) {
+      if (r.get("success") != null) {
+        scored.add(r);
+      }
+    }
+    List<Map<String, Object>> front = new ArrayList<>();
+    for (Map<String, Object> a : scored) {
+      double sa = (Double) a.get("success");
+      double ta = (Double) a.get("meanTurns");
+      boolean dominated = false;
+      for (Map<String, Object> b : scored) {
+        double sb = (Double) b.get("success");
+        double tb = (Double) b.get("meanTurns");
+        if (b != a && sb >= sa && tb <= ta && (sb > sa || tb < ta)) {
+          dominated = true;
+          break;
+        }
+      }
+      if (!dominated) {
+        Map<String, Object> f = new LinkedHashMap<>();
+        for (String k : List.of("name", "dir", "iteration", "axis", "hypothesis", "success", "meanTurns")) {
+          f.put(k, a.get(k));
+        }
+        front.add(f);
+      }
+    }
+    front.sort((x, y) -> Double.compare((Double) y.get("success"), (Double) x.get("success")));
+    Map<String, Object> out = new LinkedHashMap<>();
+    out.put("objectives", List.of("success (maximize)", "meanTurns (minimize)"));
+    out.put("candidates", summary.size());
+    out.put("scored", scored.size());
+    out.put("front", front);
+    return out;
   }
 
   private static void writeJson(Path p, Object value) {

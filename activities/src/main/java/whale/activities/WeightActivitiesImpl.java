@@ -5,7 +5,6 @@ import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import whale.harness.CompiledHarness;
 import whale.harness.EpisodeResult;
 import whale.model.LanguageModel;
 import whale.model.ModelConfig;
@@ -71,9 +70,9 @@ public class WeightActivitiesImpl implements WeightActivities {
       }
       batch.add(all.get(i));
     }
-    CompiledHarness harness = runtime.harness(req.harnessRef());
+    String harness = runtime.harnessSource(req.harnessRef());
     try (LanguageModel model = runtime.loadForTraining(req.checkpointRef())) {
-      List<EpisodeResult> episodes = Episodes.run(model, task, harness, batch,
+      List<EpisodeResult> episodes = Episodes.run(runtime.episodes(), model, task, harness, batch,
           req.samplesPerPrompt(), req.seed(), req.episodes(), "RSFT step " + req.step());
       double reward = episodes.stream().mapToDouble(EpisodeResult::reward).average().orElse(0);
       List<SftExample> examples = new ArrayList<>();

@@ -2,6 +2,7 @@ package whale.workflows;
 
 import com.fasterxml.jackson.annotation.JsonAnySetter;
 import com.fasterxml.jackson.annotation.JsonInclude;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -139,23 +140,50 @@ public record ExperimentSpec(
     }
   }
 
-  /** Meta-Harness search: M = 3 candidates per iteration, turn budget 16 model calls. */
+  /**
+   * Meta-Harness search: M = 3 candidates per iteration, turn budget 16 model calls.
+   *
+   * @param proposer template (built-in, offline), openai (an OpenAI-compatible chat-completions
+   *     endpoint) or command (an external program run in a copy of the archive directory)
+   * @param openaiBaseUrl openai: the endpoint's base URL, e.g. http://localhost:8000/v1
+   * @param openaiModel openai: the model name sent with each request
+   * @param openaiApiKeyEnv openai: the worker's environment variable holding the API key (unset: no key)
+   * @param command command: the program and its arguments
+   * @param commandTimeoutSeconds command: killed after this long
+   */
   public record HarnessSpec(
       String proposer,
       Integer candidatesPerIteration,
       Integer turnBudget,
       Integer episodeTimeoutSeconds,
+      String openaiBaseUrl,
+      String openaiModel,
+      String openaiApiKeyEnv,
+      List<String> command,
+      Integer commandTimeoutSeconds,
       @JsonAnySetter @JsonInclude(JsonInclude.Include.NON_EMPTY) Map<String, Object> unknown) {
     public HarnessSpec {
       proposer = proposer == null ? "template" : proposer;
       candidatesPerIteration = candidatesPerIteration == null ? 3 : candidatesPerIteration;
       turnBudget = turnBudget == null ? 16 : turnBudget;
       episodeTimeoutSeconds = episodeTimeoutSeconds == null ? 30 : episodeTimeoutSeconds;
+      openaiBaseUrl = openaiBaseUrl == null ? "" : openaiBaseUrl;
+      openaiModel = openaiModel == null ? "" : openaiModel;
+      openaiApiKeyEnv = openaiApiKeyEnv == null ? "OPENAI_API_KEY" : openaiApiKeyEnv;
+      command = command == null ? List.of() : List.copyOf(command);
+      commandTimeoutSeconds = commandTimeoutSeconds == null ? 600 : commandTimeoutSeconds;
       unknown = unknown == null ? Map.of() : Map.copyOf(unknown);
     }
 
+    /** The template proposer's fields only (the others take their defaults). */
+    public HarnessSpec(String proposer, Integer candidatesPerIteration, Integer turnBudget,
+        Integer episodeTimeoutSeconds, Map<String, Object> unknown) {
+      this(proposer, candidatesPerIteration, turnBudget, episodeTimeoutSeconds, null, null, null, null, null,
+          unknown);
+    }
+
     public static HarnessSpec defaults() {
-      return new HarnessSpec(null, null, null, null, null);
+      return new HarnessSpec(null, null, null, null, null, null, null, null, null, null);
     }
   }
 

@@ -14,7 +14,7 @@ import java.util.TreeSet;
 public final class SpecValidator {
   public static final Set<String> TASKS = Set.of("math");
   public static final Set<String> SCHEDULES = Set.of("whale");
-  public static final Set<String> PROPOSERS = Set.of("template");
+  public static final Set<String> PROPOSERS = Set.of("template", "openai", "command");
 
   private final List<String> problems = new ArrayList<>();
 
@@ -91,6 +91,19 @@ public final class SpecValidator {
     range("harness.candidatesPerIteration", h.candidatesPerIteration(), 1, 64);
     range("harness.turnBudget", h.turnBudget(), 1, 16);
     range("harness.episodeTimeoutSeconds", h.episodeTimeoutSeconds(), 1, 3600);
+    if ("openai".equals(h.proposer())) {
+      if (!h.openaiBaseUrl().startsWith("http://") && !h.openaiBaseUrl().startsWith("https://")) {
+        problems.add("harness.openaiBaseUrl: the openai proposer needs an http(s) base URL, got '"
+            + h.openaiBaseUrl() + "'");
+      }
+      if (h.openaiModel().isBlank()) {
+        problems.add("harness.openaiModel: the openai proposer needs a model name");
+      }
+    }
+    if ("command".equals(h.proposer()) && (h.command().isEmpty() || h.command().get(0).isBlank())) {
+      problems.add("harness.command: the command proposer needs a program to run");
+    }
+    range("harness.commandTimeoutSeconds", h.commandTimeoutSeconds(), 1, 86_400);
 
     var e = s.eval();
     unknown("eval.", e.unknown());

@@ -180,7 +180,7 @@ public class WhaleWorkflowImpl implements WhaleWorkflow {
           spec.harness().candidatesPerIteration(), round, it))
           .propose(new ProposeRequest(task, spec.harness().proposer(), phaseKey, it,
               spec.harness().candidatesPerIteration(), Seeds.mix(spec.seed(), PROPOSE, round, it),
-              List.copyOf(archive)));
+              List.copyOf(archive), spec.harness()));
       // Candidates are scored in parallel: eval workers can take them side by side.
       List<Promise<MeanAtKResult>> scores = new ArrayList<>();
       for (CandidateInfo c : candidates) {

@@ -7,6 +7,7 @@ import java.util.List;
  *
  * @param phaseKey names the phase's archive directory in the artifact store
  * @param candidates M
+ * @param harness the spec's harness section (the proposer's settings)
  */
 public record ProposeRequest(
     TaskRef task,
@@ -15,4 +16,5 @@ public record ProposeRequest(
     int iteration,
     int candidates,
     long seed,
-    List<ArchiveEntry> archive) {}
+    List<ArchiveEntry> archive,
+    whale.workflows.ExperimentSpec.HarnessSpec harness) {}

@@ -1,0 +1,39 @@
+package whale.sandbox;
+
+import java.util.ArrayList;
+import java.util.List;
+import whale.model.Completion;
+import whale.model.GenerationRequest;
+import whale.model.Generator;
+import whale.model.SamplingParams;
+import whale.proto.model.v1.GenerateRequest;
+import whale.proto.model.v1.GenerateResponse;
+import whale.proto.model.v1.ModelServiceGrpc;
+import whale.proto.model.v1.Prompt;
+
+/** The model as a sandbox sees it: one ModelService.Generate call per batch. */
+final class GrpcGenerator implements Generator {
+  private final ModelServiceGrpc.ModelServiceBlockingStub stub;
+  private final String session;
+
+  GrpcGenerator(ModelServiceGrpc.ModelServiceBlockingStub stub, String session) {
+    this.stub = stub;
+    this.session = session;
+  }
+
+  @Override
+  public List<Completion> generate(List<GenerationRequest> requests, SamplingParams params) {
+    GenerateRequest.Builder b = GenerateRequest.newBuilder().setSession(session)
+        .setParams(whale.proto.model.v1.SamplingParams.newBuilder().setTemperature(params.temperature())
+            .setTopK(params.topK()));
+    for (GenerationRequest r : requests) {
+      b.addPrompts(Prompt.newBuilder().setText(r.prompt()).setSeed(r.seed()).setMaxNewTokens(r.maxNewTokens()));
+    }
+    GenerateResponse resp = stub.generate(b.build());
+    List<Completion> out = new ArrayList<>(resp.getCompletionsCount());
+    for (whale.proto.model.v1.Completion c : resp.getCompletionsList()) {
+      out.add(new Completion(c.getText(), c.getPromptTokens(), c.getCompletionTokens()));
+    }
+    return out;
+  }
+}

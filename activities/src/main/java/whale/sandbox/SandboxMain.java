@@ -1,0 +1,115 @@
+package whale.sandbox;
+
+import io.grpc.ManagedChannel;
+import io.grpc.Server;
+import io.grpc.Status;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import io.grpc.stub.StreamObserver;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import whale.harness.CompiledHarness;
+import whale.harness.EpisodeResult;
+import whale.harness.EpisodeRunner;
+import whale.harness.HarnessCompiler;
+import whale.model.SamplingParams;
+import whale.proto.model.v1.ModelServiceGrpc;
+import whale.proto.sandbox.v1.EpisodeReply;
+import whale.proto.sandbox.v1.Limits;
+import whale.proto.sandbox.v1.PingReply;
+import whale.proto.sandbox.v1.PingRequest;
+import whale.proto.sandbox.v1.ProblemSpec;
+import whale.proto.sandbox.v1.RunEpisodesRequest;
+import whale.proto.sandbox.v1.SandboxServiceGrpc;
+import whale.proto.sandbox.v1.ToolServiceGrpc;
+import whale.task.TaskProblem;
+
+/**
+ * A sandbox process: {@code java -Xmx256m -cp <classpath> whale.sandbox.SandboxMain <port>}. Serves
+ * SandboxService on the loopback interface (port 0: any free port), prints
+ * {@code WHALE_SANDBOX_PORT=<port>} as its first line, and halts when its parent process exits. It
+ * compiles untrusted harness source with {@link HarnessCompiler} and runs its episodes with
+ * {@link EpisodeRunner}, reaching the model and the tools only through the worker's gRPC services.
+ */
+public final class SandboxMain {
+  public static final String PORT_LINE = "WHALE_SANDBOX_PORT=";
+  static final int MAX_MESSAGE = 64 << 20;
+
+  private SandboxMain() {}
+
+  public static void main(String[] args) throws Exception {
+    int port = args.length > 0 ? Integer.parseInt(args[0]) : 0;
+    ProcessHandle.current().parent().ifPresent(p -> p.onExit().thenRun(() -> Runtime.getRuntime().halt(3)));
+    Server server = NettyServerBuilder.forAddress(new InetSocketAddress(InetAddress.getLoopbackAddress(), port))
+        .addService(new Service()).maxInboundMessageSize(MAX_MESSAGE).build().start();
+    System.out.println(PORT_LINE + server.getPort());
+    System.out.flush();
+    server.awaitTermination();
+  }
+
+  static final class Service extends SandboxServiceGrpc.SandboxServiceImplBase {
+    private final HarnessCompiler compiler = new HarnessCompiler();
+    private final Map<String, HarnessCompiler.Result> compiled = java.util.Collections.synchronizedMap(
+        new LinkedHashMap<>(16, 0.75f, true) {
+          @Override
+          protected boolean removeEldestEntry(Map.Entry<String, HarnessCompiler.Result> e) {
+            return size() > 32;
+          }
+        });
+    private final Map<String, ManagedChannel> channels = new ConcurrentHashMap<>();
+
+    @Override
+    public void ping(PingRequest request, StreamObserver<PingReply> obs) {
+      obs.onNext(PingReply.newBuilder().setPid(ProcessHandle.current().pid()).build());
+      obs.onCompleted();
+    }
+
+    @Override
+    public void runEpisodes(RunEpisodesRequest req, StreamObserver<EpisodeReply> obs) {
+      try {
+        HarnessCompiler.Result r = compiled.get(req.getHarnessSource());
+        if (r == null) {
+          r = compiler.tryCompile(req.getHarnessSource());
+          compiled.put(req.getHarnessSource(), r);
+        }
+        if (!r.ok()) {
+          obs.onNext(EpisodeReply.newBuilder().setCompileError(r.errorText()).build());
+          obs.onCompleted();
+          return;
+        }
+        CompiledHarness harness = r.harness();
+        ManagedChannel ch = channels.computeIfAbsent(req.getCallbackAddress(),
+            a -> NettyChannelBuilder.forTarget(a).usePlaintext().maxInboundMessageSize(MAX_MESSAGE).build());
+        Limits l = req.getLimits();
+        EpisodeRunner.Config d = EpisodeRunner.Config.defaults();
+        EpisodeRunner.Config config = new EpisodeRunner.Config(l.getTurnBudget(),
+            Duration.ofMillis(l.getEpisodeTimeoutMs()),
+            l.getMaxAnswerChars() > 0 ? l.getMaxAnswerChars() : d.maxAnswerChars(), d.maxNoteChars(),
+            d.maxNotes(), d.maxToolCalls(), d.maxPromptChars(), d.maxNewTokensCap(), d.maxTraceChars(),
+            l.getMaxConcurrentEpisodes() > 0 ? l.getMaxConcurrentEpisodes() : d.maxConcurrentEpisodes(),
+            new SamplingParams(l.getTemperature(), l.getTopK()));
+        EpisodeRunner runner = new EpisodeRunner(
+            new GrpcGenerator(ModelServiceGrpc.newBlockingStub(ch), req.getSession()),
+            new RemoteTask(ToolServiceGrpc.newBlockingStub(ch), req.getSession(), req.getToolsList()),
+            config);
+        List<TaskProblem> problems = new ArrayList<>(req.getProblemsCount());
+        for (ProblemSpec p : req.getProblemsList()) {
+          problems.add(new TaskProblem(p.getId(), p.getQuestion(), ""));
+        }
+        List<EpisodeResult> results = runner.run(harness, problems, req.getSamples(), req.getRunSeed());
+        for (int i = 0; i < results.size(); i++) {
+          obs.onNext(SandboxProtos.toReply(i, results.get(i)));
+        }
+        obs.onCompleted();
+      } catch (Throwable t) {
+        obs.onError(Status.INTERNAL.withDescription("sandbox run failed: " + t).asRuntimeException());
+      }
+    }
+  }
+}

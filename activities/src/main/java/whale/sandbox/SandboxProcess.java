@@ -1,0 +1,165 @@
+package whale.sandbox;
+
+import io.grpc.ManagedChannel;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import whale.proto.sandbox.v1.SandboxServiceGrpc;
+
+/**
+ * One sandbox JVM: {@code java -Xmx<heap>m -XX:+ExitOnOutOfMemoryError -cp <cp> whale.sandbox.SandboxMain 0},
+ * its gRPC channel, and the tail of its output (bounded; the rest is drained and dropped).
+ */
+public final class SandboxProcess implements AutoCloseable {
+  static final int TAIL_CHARS = 4000;
+
+  private final Process process;
+  private final ManagedChannel channel;
+  private final StringBuilder tail = new StringBuilder();
+  private volatile String killReason;
+
+  private SandboxProcess(Process process, int port) {
+    this.process = process;
+    this.channel = NettyChannelBuilder.forAddress("127.0.0.1", port).usePlaintext()
+        .maxInboundMessageSize(SandboxMain.MAX_MESSAGE).build();
+  }
+
+  static List<String> command(String classpath, int heapMb) {
+    List<String> cmd = new ArrayList<>();
+    cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    cmd.add("-Xmx" + heapMb + "m");
+    cmd.add("-Xss1m");
+    cmd.add("-XX:+ExitOnOutOfMemoryError");
+    cmd.add("-XX:+UseSerialGC");
+    cmd.add("-XX:TieredStopAtLevel=1");
+    cmd.add("-Xshare:auto");
+    cmd.add("-cp");
+    cmd.add(classpath);
+    cmd.add(SandboxMain.class.getName());
+    cmd.add("0");
+    return cmd;
+  }
+
+  /** Starts a sandbox and waits (up to {@code startTimeoutMillis}) for it to listen. */
+  static SandboxProcess start(String classpath, int heapMb, long startTimeoutMillis) {
+    Process p;
+    try {
+      p = new ProcessBuilder(command(classpath, heapMb)).redirectErrorStream(true)
+          .redirectInput(ProcessBuilder.Redirect.PIPE).start();
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot start a sandbox process", e);
+    }
+    CompletableFuture<Integer> port = new CompletableFuture<>();
+    StringBuilder early = new StringBuilder();
+    SandboxProcess[] self = new SandboxProcess[1];
+    Thread reader = new Thread(() -> {
+      try (BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(),
+          StandardCharsets.UTF_8))) {
+        char[] buf = new char[4096];
+        String line;
+        while (!port.isDone() && (line = r.readLine()) != null) {
+          if (line.startsWith(SandboxMain.PORT_LINE)) {
+            port.complete(Integer.parseInt(line.substring(SandboxMain.PORT_LINE.length()).trim()));
+          } else if (early.length() < TAIL_CHARS) {
+            early.append(line).append('\n');
+          }
+        }
+        port.completeExceptionally(new IllegalStateException("sandbox exited before listening: " + early));
+        int n;
+        while ((n = r.read(buf)) >= 0) {
+          SandboxProcess s = self[0];
+          if (s != null) {
+            s.appendTail(buf, n);
+          }
+        }
+      } catch (IOException | RuntimeException e) {
+        port.completeExceptionally(e);
+      }
+    }, "whale-sandbox-out-" + p.pid());
+    reader.setDaemon(true);
+    reader.start();
+    try {
+      SandboxProcess s = new SandboxProcess(p, port.get(startTimeoutMillis, TimeUnit.MILLISECONDS));
+      self[0] = s;
+      return s;
+    } catch (Exception e) {
+      p.destroyForcibly();
+      throw new IllegalStateException("sandbox did not start: " + e, e);
+    }
+  }
+
+  private synchronized void appendTail(char[] buf, int n) {
+    tail.append(buf, 0, n);
+    if (tail.length() > TAIL_CHARS) {
+      tail.delete(0, tail.length() - TAIL_CHARS);
+    }
+  }
+
+  public synchronized String outputTail() {
+    return tail.toString();
+  }
+
+  SandboxServiceGrpc.SandboxServiceStub stub() {
+    return SandboxServiceGrpc.newStub(channel);
+  }
+
+  public long pid() {
+    return process.pid();
+  }
+
+  public boolean alive() {
+    return process.isAlive() && killReason == null;
+  }
+
+  /** Why this sandbox is gone: killed by the worker (with the reason) or exited by itself. */
+  String deathReason() {
+    if (killReason != null) {
+      return killReason;
+    }
+    if (!process.isAlive()) {
+      String t = outputTail().strip();
+      return "sandbox process exited with code " + process.exitValue()
+          + (t.isEmpty() ? "" : " (" + lastLine(t) + ")");
+    }
+    return null;
+  }
+
+  /** Waits briefly for the process to have exited on its own, then tells why it died (or null). */
+  String awaitDeath(long millis) {
+    try {
+      process.waitFor(millis, TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    return deathReason();
+  }
+
+  private static String lastLine(String s) {
+    int i = s.lastIndexOf('\n');
+    String l = i < 0 ? s : s.substring(i + 1);
+    return l.length() > 300 ? l.substring(0, 300) : l;
+  }
+
+  /** Kills the process (and anything it started) with a reason, kept for the traces. */
+  void kill(String reason) {
+    if (killReason == null) {
+      killReason = reason;
+    }
+    process.descendants().forEach(ProcessHandle::destroyForcibly);
+    process.destroyForcibly();
+    channel.shutdownNow();
+  }
+
+  @Override
+  public void close() {
+    kill("sandbox pool closed");
+  }
+}

@@ -1,0 +1,155 @@
+package whale.sandbox;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import whale.harness.EpisodeResult;
+import whale.harness.EpisodeRunner;
+import whale.harness.EpisodeStatus;
+import whale.harness.HarnessCompiler;
+import whale.harness.TemplateProposer;
+import whale.model.LanguageModel;
+import whale.model.ModelConfig;
+import whale.task.MathTask;
+import whale.task.Split;
+import whale.task.TaskProblem;
+
+/**
+ * Hostile harness candidates: each is rejected at compile time or contained at run time by the
+ * sandbox; this (worker) JVM survives and a run after them still works. A tiny real model.
+ */
+@Timeout(300)
+class HostileCorpusTest {
+  static final MathTask TASK = new MathTask(1, 4, 4, 4);
+  static SandboxExecutor sandbox;
+  static LanguageModel model;
+
+  static String harness(String name, String body) {
+    return "import whale.harness.*;\nimport whale.task.Problem;\nimport java.util.*;\n"
+        + "public class " + name + " implements Harness {\n"
+        + "  public HarnessResult solve(Problem p, HarnessContext ctx) throws Exception {\n" + body + "\n  }\n"
+        + "  static int down(int n) { return down(n + 1) + 1; }\n"
+        + "}\n";
+  }
+
+  /** Rejected by the compiler's allow-list. */
+  static final Map<String, String> COMPILE_TIME = new LinkedHashMap<>();
+  /** Compile, and must be contained at run time: status expected for every episode. */
+  static final Map<String, String> RUN_TIME = new LinkedHashMap<>();
+  static final Map<String, EpisodeStatus> RUN_TIME_STATUS = new LinkedHashMap<>();
+
+  static {
+    COMPILE_TIME.put("systemExit", harness("Exit", "System.exit(3); return null;"));
+    COMPILE_TIME.put("runtimeHalt", harness("Halt", "Runtime.getRuntime().halt(3); return null;"));
+    COMPILE_TIME.put("readFile", harness("ReadFile",
+        "return HarnessResult.of(java.nio.file.Files.readString(java.nio.file.Path.of(\"/etc/passwd\")));"));
+    COMPILE_TIME.put("writeFile", harness("WriteFile",
+        "new java.io.FileOutputStream(\"/tmp/whale-pwned\").write(1); return HarnessResult.of(\"1\");"));
+    COMPILE_TIME.put("socket", harness("Sock",
+        "new java.net.Socket(\"127.0.0.1\", 7233).close(); return HarnessResult.of(\"1\");"));
+    COMPILE_TIME.put("reflection", harness("Refl",
+        "Object o = Class.forName(\"java.lang.System\").getMethod(\"exit\", int.class); return HarnessResult.of(\"1\");"));
+    COMPILE_TIME.put("getClassReflection", harness("Refl2",
+        "Object m = p.getClass().getDeclaredMethods(); return HarnessResult.of(\"1\");"));
+    COMPILE_TIME.put("thread", harness("Thr",
+        "new Thread(() -> { while (true) { } }).start(); return HarnessResult.of(\"1\");"));
+    COMPILE_TIME.put("printForever", harness("Print",
+        "while (true) { System.out.println(\"spam spam spam\"); }"));
+    COMPILE_TIME.put("processBuilder", harness("Proc",
+        "new ProcessBuilder(\"sh\", \"-c\", \"kill -9 -1\").start(); return HarnessResult.of(\"1\");"));
+    COMPILE_TIME.put("catchThrowable", harness("Catch",
+        "try { while (true) { } } catch (Throwable t) { return HarnessResult.of(\"1\"); }"));
+
+    RUN_TIME.put("infiniteLoop", harness("Loop", "long i = 0; while (true) { i++; }"));
+    RUN_TIME_STATUS.put("infiniteLoop", EpisodeStatus.TIMEOUT);
+    RUN_TIME.put("loopInFinally", harness("LoopFinally",
+        "try { while (true) { } } finally { int x = 0; while (true) { x++; } }"));
+    RUN_TIME_STATUS.put("loopInFinally", EpisodeStatus.TIMEOUT);
+    RUN_TIME.put("notesWithoutEnd", harness("Notes", "while (true) { ctx.note(\"spam spam spam spam\"); }"));
+    RUN_TIME_STATUS.put("notesWithoutEnd", EpisodeStatus.TIMEOUT);
+    RUN_TIME.put("hugeAnswer", harness("Huge",
+        "StringBuilder b = new StringBuilder(); for (int i = 0; i < 2_000_000; i++) { b.append(\"9\"); }"
+            + " return HarnessResult.of(b.toString());"));
+    RUN_TIME_STATUS.put("hugeAnswer", EpisodeStatus.COMPLETED);
+    RUN_TIME.put("allocateBeyondHeap", harness("Alloc",
+        "List<long[]> keep = new ArrayList<>(); while (true) { keep.add(new long[1 << 20]); }"));
+    RUN_TIME_STATUS.put("allocateBeyondHeap", EpisodeStatus.ERROR);
+    RUN_TIME.put("throwing", harness("Throw", "throw new IllegalStateException(\"boom\");"));
+    RUN_TIME_STATUS.put("throwing", EpisodeStatus.ERROR);
+    RUN_TIME.put("returnNull", harness("Null", "return null;"));
+    RUN_TIME_STATUS.put("returnNull", EpisodeStatus.ERROR);
+    RUN_TIME.put("recursion", harness("Rec", "return HarnessResult.of(\"\" + down(0));"));
+    RUN_TIME_STATUS.put("recursion", EpisodeStatus.ERROR);
+    RUN_TIME.put("overTurnBudget", harness("Greedy",
+        "String s = \"\"; while (true) { s = ctx.generate(\"Q: \" + p.question() + \"\\nA:\", 4); }"));
+    RUN_TIME_STATUS.put("overTurnBudget", EpisodeStatus.TURN_BUDGET_EXCEEDED);
+  }
+
+  @BeforeAll
+  static void start() {
+    System.setProperty("ai.djl.offline", "true");
+    model = LanguageModel.create(new ModelConfig(97, 160, 16, 1, 2, 4), 1);
+    sandbox = new SandboxExecutor(SandboxPool.forThisJvm(2, 256), new SandboxHost(), 20, 5000);
+  }
+
+  @AfterAll
+  static void stop() {
+    sandbox.close();
+    model.close();
+  }
+
+  static EpisodeRunner.Config config() {
+    return EpisodeRunner.Config.defaults().withEpisodeTimeout(Duration.ofMillis(1500));
+  }
+
+  @Test
+  void compileTimeCorpusIsRejectedWithADiagnosticAndTheSandboxRefusesItToo() {
+    HarnessCompiler compiler = new HarnessCompiler();
+    for (Map.Entry<String, String> e : COMPILE_TIME.entrySet()) {
+      HarnessCompiler.Result r = compiler.tryCompile(e.getValue());
+      assertFalse(r.ok(), e.getKey() + " compiled");
+      assertFalse(r.errorText().isBlank(), e.getKey());
+    }
+    List<TaskProblem> ps = TASK.split(Split.HARNESS).subList(0, 1);
+    IllegalArgumentException ex = assertThrows(IllegalArgumentException.class, () -> sandbox.run(model, TASK,
+        COMPILE_TIME.get("systemExit"), ps, 1, 1, config(), l -> { }));
+    assertTrue(ex.getMessage().contains("does not compile"), ex.getMessage());
+  }
+
+  @Test
+  void runTimeCorpusIsContainedAndTheRunGoesOn() {
+    List<TaskProblem> ps = TASK.split(Split.HARNESS);
+    for (Map.Entry<String, String> e : RUN_TIME.entrySet()) {
+      assertTrue(new HarnessCompiler().tryCompile(e.getValue()).ok(), e.getKey() + " should compile");
+      long t0 = System.nanoTime();
+      List<EpisodeResult> rs = sandbox.run(model, TASK, e.getValue(), ps, 2, 5, config(), l -> { });
+      long ms = (System.nanoTime() - t0) / 1_000_000;
+      System.out.printf("hostile %-20s %5d ms  %s: %s%n", e.getKey(), ms, rs.get(0).status(), rs.get(0).error());
+      assertEquals(ps.size() * 2, rs.size(), e.getKey());
+      for (EpisodeResult r : rs) {
+        assertEquals(0.0, r.reward(), e.getKey());
+        assertEquals(RUN_TIME_STATUS.get(e.getKey()), r.status(), e.getKey() + ": " + r.error());
+        if (r.status() != EpisodeStatus.COMPLETED) {
+          assertTrue(r.error() != null && !r.error().isBlank(), e.getKey());
+        } else {
+          assertTrue(r.answer().length() <= config().maxAnswerChars(), e.getKey());
+        }
+      }
+    }
+    // the worker JVM is alive (we are here) and the pool still serves honest harnesses
+    List<EpisodeResult> ok = sandbox.run(model, TASK, TemplateProposer.initialHarnessSource(), ps, 2, 5, config(),
+        l -> { });
+    assertTrue(ok.stream().allMatch(r -> r.status() == EpisodeStatus.COMPLETED && r.turns() == 1), ok.toString());
+    assertTrue(sandbox.pool().started() > 2, "crashed or recycled sandboxes were replaced");
+  }
+}

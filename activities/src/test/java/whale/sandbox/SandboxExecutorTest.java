@@ -1,0 +1,100 @@
+package whale.sandbox;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import whale.harness.EpisodeResult;
+import whale.harness.EpisodeRunner;
+import whale.harness.EpisodeStatus;
+import whale.harness.HarnessCompiler;
+import whale.model.Completion;
+import whale.model.GenerationRequest;
+import whale.model.Generator;
+import whale.model.SamplingParams;
+import whale.task.MathTask;
+import whale.task.Split;
+import whale.task.TaskProblem;
+
+@Timeout(180)
+class SandboxExecutorTest {
+  static final MathTask TASK = new MathTask(1, 4, 6, 4);
+  static SandboxExecutor sandbox;
+
+  /** Completion = (seed mod 10) then newline; records batch sizes. */
+  static final class Scripted implements Generator {
+    final List<Integer> batchSizes = Collections.synchronizedList(new ArrayList<>());
+
+    @Override
+    public List<Completion> generate(List<GenerationRequest> requests, SamplingParams params) {
+      batchSizes.add(requests.size());
+      List<Completion> out = new ArrayList<>();
+      for (GenerationRequest r : requests) {
+        String text = Math.floorMod(r.seed(), 10) + "\n";
+        out.add(new Completion(text, r.prompt().length(), text.length()));
+      }
+      return out;
+    }
+  }
+
+  static final String TWO_CALLS = """
+      import whale.harness.*;
+      import whale.task.Problem;
+      public class TwoCalls implements Harness {
+        public HarnessResult solve(Problem p, HarnessContext ctx) {
+          String a = ctx.generate("Q: " + p.question() + "\\nA:", 4);
+          String s = ctx.tool("sentences", p.question());
+          String b = ctx.generate("Again: " + a, 4);
+          return HarnessResult.of(b.trim());
+        }
+      }
+      """;
+
+  static EpisodeRunner.Config config(int timeoutMillis) {
+    return EpisodeRunner.Config.defaults().withEpisodeTimeout(Duration.ofMillis(timeoutMillis));
+  }
+
+  @BeforeAll
+  static void start() {
+    sandbox = new SandboxExecutor(SandboxPool.forThisJvm(2, 256), new SandboxHost(), 20, 3000);
+  }
+
+  @AfterAll
+  static void stop() {
+    sandbox.close();
+  }
+
+  @Test
+  void sandboxedEpisodesEqualInProcessOnesAndAreBatchedAcrossShards() {
+    List<TaskProblem> problems = TASK.split(Split.HARNESS);
+    Scripted g1 = new Scripted();
+    List<EpisodeResult> in = new InProcessExecutor(new HarnessCompiler()).run(g1, TASK, TWO_CALLS, problems, 3,
+        7, config(5000), l -> { });
+    Scripted g2 = new Scripted();
+    List<EpisodeResult> sb = sandbox.run(g2, TASK, TWO_CALLS, problems, 3, 7, config(5000), l -> { });
+    assertEquals(in, sb);
+    assertEquals(problems.size() * 3, sb.size());
+    assertTrue(sb.stream().allMatch(r -> r.status() == EpisodeStatus.COMPLETED && r.turns() == 2
+        && r.toolCalls().size() == 1));
+    // two shards, one batch per turn across both: 2 batches of 18
+    assertEquals(List.of(18, 18), g2.batchSizes, "batches " + g2.batchSizes);
+    assertTrue(sandbox.pool().started() <= 2);
+  }
+
+  @Test
+  void aHarnessThatDoesNotCompileIsABadRequest() {
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> sandbox.run(new Scripted(),
+        TASK, "public class X implements whale.harness.Harness { public whale.harness.HarnessResult solve("
+            + "whale.task.Problem p, whale.harness.HarnessContext c) { System.exit(1); return null; } }",
+        TASK.split(Split.HARNESS), 1, 1, config(5000), l -> { }));
+    assertTrue(e.getMessage().contains("System"), e.getMessage());
+  }
+}
