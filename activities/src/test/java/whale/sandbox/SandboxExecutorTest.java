@@ -84,8 +84,11 @@ class SandboxExecutorTest {
     assertEquals(problems.size() * 3, sb.size());
     assertTrue(sb.stream().allMatch(r -> r.status() == EpisodeStatus.COMPLETED && r.turns() == 2
         && r.toolCalls().size() == 1));
-    // two shards, one batch per turn across both: 2 batches of 18
-    assertEquals(List.of(18, 18), g2.batchSizes, "batches " + g2.batchSizes);
+    // every model call went through the worker's batcher; batches join calls across the two shards
+    // when both are waiting at once (2 x 18), and under load a late shard may go alone (4 x 9)
+    assertEquals(36, g2.batchSizes.stream().mapToInt(Integer::intValue).sum(), "batches " + g2.batchSizes);
+    assertTrue(g2.batchSizes.size() <= 4 && g2.batchSizes.stream().allMatch(b -> b <= 18 && b % 9 == 0),
+        "batches " + g2.batchSizes);
     assertTrue(sandbox.pool().started() <= 2);
   }
 

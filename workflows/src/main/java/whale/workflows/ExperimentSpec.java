@@ -110,8 +110,8 @@ public record ExperimentSpec(
       topK = topK == null ? 20 : topK;
       acceptThreshold = acceptThreshold == null ? 0.5 : acceptThreshold;
       minibatch = minibatch == null ? 64 : minibatch;
-      // Small: AdamW on a few dozen self-generated answers per step; 2e-4 already undoes pretraining.
-      learningRate = learningRate == null ? 5e-5 : learningRate;
+      // Small: AdamW on a few dozen self-generated answers per step; 3e-4 already undoes pretraining.
+      learningRate = learningRate == null ? 1e-4 : learningRate;
       unknown = unknown == null ? Map.of() : Map.copyOf(unknown);
     }
 
