@@ -128,6 +128,7 @@ public class DemoCommand implements Callable<Integer> {
               .setPort(port)
               .setUiEnabled(true)
               .setUiPort(ui)
+              .setLogLevel("error")
               .setExtraArgs(args)
               .build());
       System.out.println("Temporal dev server " + temporal.get() + " on localhost:" + port

@@ -203,6 +203,42 @@ class WhaleWorkflowTest {
         .noneMatch(ev -> ev.hasActivityTaskScheduledEventAttributes()), "no activity may run");
   }
 
+  @Test
+  void aRunWithTheCommandProposerUsesTheCandidatesAnExternalProgramWrites(WorkflowClient client)
+      throws Exception {
+    // A stand-in for a coding agent: it reads the archive it is given and writes M candidates.
+    Path agent = artifacts.resolve("agent.sh");
+    Files.writeString(agent, """
+        #!/usr/bin/env bash
+        set -euo pipefail
+        test -f "$WHALE_ARCHIVE/summary.json"
+        src=$(ls "$WHALE_ARCHIVE"/*/source.java | head -1)
+        for i in $(seq 1 "$WHALE_CANDIDATES"); do
+          name="Agent${WHALE_ITERATION}x$i"
+          sed -E "s/public final class [A-Za-z0-9_]+/public final class $name/" "$src" \
+            > "$WHALE_CANDIDATES_DIR/$name.java"
+          printf '{"name":"%s","hypothesis":"h%s","changes":"renamed","axis":"none"}' \
+            "$name" "$i" > "$WHALE_CANDIDATES_DIR/$name.json"
+        done
+        """);
+    ExperimentSpec tiny = TinyRun.spec("command");
+    ExperimentSpec spec = whale.workflows.SpecJson.parse(whale.workflows.SpecJson.write(tiny)
+        .replace("\"proposer\" : \"template\"", "\"proposer\" : \"command\"")
+        .replace("\"command\" : [ ]", "\"command\" : [\"bash\", \"" + agent + "\"]"));
+    assertEquals("command", spec.harness().proposer());
+    WhaleWorkflow wf = client.newWorkflowStub(WhaleWorkflow.class, options("command-proposer"));
+    WhaleResult r = wf.run(spec);
+    assertEquals(4, r.steps());
+    List<RunEvent> candidates = wf.history().stream()
+        .filter(e -> e.kind().equals("candidate") && e.iteration() == 2).toList();
+    assertEquals(List.of("Agent2x1", "Agent2x2"), candidates.stream().map(RunEvent::note).toList());
+    assertTrue(candidates.stream().allMatch(e -> e.success() != null), "both compiled and were scored");
+    try (var dirs = Files.walk(runtime.store().root().resolve("named/archives"))) {
+      assertTrue(dirs.anyMatch(p -> p.toString().contains("command-proposer")
+          && p.getFileName().toString().equals("summary.json")));
+    }
+  }
+
   private static WhaleStatus waitFor(WhaleWorkflow wf, Predicate<WhaleStatus> p)
       throws InterruptedException {
     long deadline = System.nanoTime() + Duration.ofMinutes(3).toNanos();
