@@ -27,11 +27,18 @@ final class Episodes {
         .withEpisodeTimeout(Duration.ofSeconds(s.timeoutSeconds()))
         .withSampling(new SamplingParams(s.temperature(), s.topK()));
     ActivityExecutionContext ctx = activityContext();
-    return executor.run(model, task, harnessSource, problems, samples, seed, config, line -> {
-      if (ctx != null) {
-        ctx.heartbeat(what + ": " + line);
+    List<EpisodeResult> results = executor.run(model, task, harnessSource, problems, samples, seed,
+        config, line -> {
+          if (ctx != null) {
+            ctx.heartbeat(what + ": " + line);
+          }
+        });
+    for (EpisodeResult r : results) {
+      if (r.status() != whale.harness.EpisodeStatus.COMPLETED) {
+        WhaleMetrics.failedEpisode(r.status().name().toLowerCase(java.util.Locale.ROOT));
       }
-    });
+    }
+    return results;
   }
 
   /** The activity context, or null when called outside an activity (unit tests, benchmarks). */

@@ -44,6 +44,8 @@ public class EvalActivitiesImpl implements EvalActivities {
     MeanAtK m = MeanAtK.ofEpisodes(episodes);
     double turns = episodes.stream().mapToInt(EpisodeResult::turns).average().orElse(0);
     String traces = runtime.store().putJson(episodes);
+    WhaleMetrics.rollouts(split == Split.TEST ? "test" : "harness", episodes.size());
+    WhaleMetrics.meanAtK(req.split(), m.meanAtK());
     Episodes.heartbeat(String.format(Locale.ROOT, "%s: mean@%d %.3f", req.label(), req.k(),
         m.meanAtK()));
     return new MeanAtKResult(m.meanAtK(), m.passAtK(), m.majAtK(), turns, req.k(), m.problems(),

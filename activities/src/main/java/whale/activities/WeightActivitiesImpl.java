@@ -84,6 +84,7 @@ public class WeightActivitiesImpl implements WeightActivities {
         }
       }
       String rolloutsRef = runtime.store().putJson(episodes);
+      WhaleMetrics.rsftStep(episodes.size(), accepted, !examples.isEmpty());
       if (examples.isEmpty()) {
         return new RsftStepResult(req.checkpointRef(), reward, 0, episodes.size(), 0, 0.0,
             rolloutsRef);

@@ -152,6 +152,9 @@ public final class SandboxProcess implements AutoCloseable {
   void kill(String reason) {
     if (killReason == null) {
       killReason = reason;
+      if (!reason.equals("sandbox pool closed")) {
+        whale.activities.WhaleMetrics.sandboxKills().increment();
+      }
     }
     process.descendants().forEach(ProcessHandle::destroyForcibly);
     process.destroyForcibly();

@@ -22,10 +22,21 @@ public class WorkerCommand implements java.util.concurrent.Callable<Integer> {
       + "(default: $WHALE_ARTIFACTS or ./whale-artifacts).")
   Path artifacts;
 
+  @Option(names = "--metrics-port", description = "Serve Prometheus metrics on this port at /metrics "
+      + "(default: $WHALE_METRICS_PORT, else off)")
+  Integer metricsPort;
+
   @Override
   public Integer call() throws Exception {
     EnumSet<Queue> qs = Queue.parse(queues);
-    var service = connection.service();
+    if (metricsPort == null && System.getenv("WHALE_METRICS_PORT") != null) {
+      metricsPort = Integer.parseInt(System.getenv("WHALE_METRICS_PORT"));
+    }
+    MetricsServer metrics = metricsPort == null ? null : new MetricsServer(metricsPort);
+    if (metrics != null) {
+      System.out.println("metrics on http://0.0.0.0:" + metrics.port() + "/metrics");
+    }
+    var service = connection.service(metrics == null ? null : metrics.scope());
     var client = connection.client(service);
     if (qs.contains(Queue.CONTROL)) {
       var added = SearchAttributeSetup.ensure(service, connection.namespace());
