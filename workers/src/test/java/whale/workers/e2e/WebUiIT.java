@@ -89,7 +89,9 @@ class WebUiIT {
   }
 
   private static String waitForText(String... texts) {
-    return new WebDriverWait(browser, Duration.ofSeconds(60)).until(d -> {
+    return new WebDriverWait(browser, Duration.ofSeconds(60))
+        .ignoring(org.openqa.selenium.StaleElementReferenceException.class)
+        .until(d -> {
       String body = d.findElement(By.tagName("body")).getText();
       for (String t : texts) {
         if (!body.contains(t)) {
@@ -116,9 +118,16 @@ class WebUiIT {
     browser.get(server.uiUrl() + "/namespaces/default/workflows?query=" + query);
     waitForText(id, "WhaleWorkflow");
     screenshot("workflows-list.png");
-    WebElement link = new WebDriverWait(browser, Duration.ofSeconds(30))
-        .until(d -> d.findElements(By.partialLinkText(id)).stream().findFirst().orElse(null));
-    link.click();
+    new WebDriverWait(browser, Duration.ofSeconds(30))
+        .ignoring(org.openqa.selenium.StaleElementReferenceException.class)
+        .until(d -> {
+          var links = d.findElements(By.partialLinkText(id));
+          if (links.isEmpty()) {
+            return null;
+          }
+          links.get(0).click();
+          return true;
+        });
     waitForText("Search Attributes", "User Metadata", "Run ID");
 
     // search attributes tab
@@ -130,17 +139,26 @@ class WebUiIT {
     // user metadata tab: the current-details markdown table, which the UI renders in an iframe
     clickTab("/user-metadata");
     waitForText("Current Details");
-    String table = new WebDriverWait(browser, Duration.ofSeconds(60)).until(d -> {
-      for (WebElement frame : d.findElements(By.tagName("iframe"))) {
-        d.switchTo().frame(frame);
-        String text = d.findElement(By.tagName("body")).getText();
-        d.switchTo().defaultContent();
-        if (text.contains("e2e-tiny") && text.contains("mean@2")) {
-          return text;
-        }
-      }
-      return null;
-    });
+    // the UI may re-render the iframe while we look: a stale frame just means "look again"
+    String table = new WebDriverWait(browser, Duration.ofSeconds(60))
+        .ignoring(org.openqa.selenium.StaleElementReferenceException.class)
+        .ignoring(org.openqa.selenium.NoSuchFrameException.class)
+        .ignoring(org.openqa.selenium.NoSuchElementException.class)
+        .until(d -> {
+          d.switchTo().defaultContent();
+          for (WebElement frame : d.findElements(By.tagName("iframe"))) {
+            try {
+              d.switchTo().frame(frame);
+              String text = d.findElement(By.tagName("body")).getText();
+              if (text.contains("e2e-tiny") && text.contains("mean@2")) {
+                return text;
+              }
+            } finally {
+              d.switchTo().defaultContent();
+            }
+          }
+          return null;
+        });
     assertTrue(table.contains("pass@2") && table.contains("weight") && table.contains("harness"),
         table);
     screenshot("user-metadata.png");
@@ -153,10 +171,17 @@ class WebUiIT {
   }
 
   private static void clickTab(String suffix) {
-    WebElement tab = new WebDriverWait(browser, Duration.ofSeconds(30)).until(d ->
-        d.findElements(By.cssSelector("a[href$='" + suffix + "']")).stream().findFirst()
-            .orElse(null));
-    tab.click();
+    // find and click in one retried step: the UI re-renders its tabs while data loads
+    new WebDriverWait(browser, Duration.ofSeconds(30))
+        .ignoring(org.openqa.selenium.StaleElementReferenceException.class)
+        .until(d -> {
+          var tabs = d.findElements(By.cssSelector("a[href$='" + suffix + "']"));
+          if (tabs.isEmpty()) {
+            return null;
+          }
+          tabs.get(0).click();
+          return true;
+        });
   }
 
 }
