@@ -7,8 +7,6 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
-import whale.harness.CompiledHarness;
-import whale.harness.HarnessCompilationException;
 import whale.harness.HarnessCompiler;
 import whale.model.LanguageModel;
 import whale.sandbox.EpisodeExecutor;
@@ -29,7 +27,6 @@ public final class ActivityRuntime {
   private final ArtifactStore store;
   private final HarnessCompiler compiler = new HarnessCompiler();
   private final Map<TaskRef, Task> tasks = new ConcurrentHashMap<>();
-  private final Map<String, CompiledHarness> harnesses = new ConcurrentHashMap<>();
   private final LinkedHashMap<String, Lease> models = new LinkedHashMap<>(16, 0.75f, true);
 
   private final Mode mode;
@@ -98,18 +95,6 @@ public final class ActivityRuntime {
   /** The stored source of a harness (what a sandbox compiles and runs). */
   public String harnessSource(String sourceRef) {
     return store.getString(sourceRef);
-  }
-
-  /** The compiled harness of a stored source; a source that does not compile is a bad request. */
-  public CompiledHarness harness(String sourceRef) {
-    return harnesses.computeIfAbsent(sourceRef, ref -> {
-      try {
-        return compiler.compile(store.getString(ref));
-      } catch (HarnessCompilationException e) {
-        throw new IllegalArgumentException("harness " + ref + " does not compile: "
-            + e.getMessage(), e);
-      }
-    });
   }
 
   /** A fresh, private copy of a checkpoint, for training (the caller closes it). */

@@ -27,6 +27,7 @@ import whale.workflows.activities.CandidateInfo;
 import whale.workflows.activities.HarnessActivities;
 import whale.workflows.activities.ProposeRequest;
 import whale.workflows.activities.TaskRef;
+import whale.workflows.schedule.ParetoAcceptance;
 
 /**
  * Harness code: the task's starting harness, and Meta-Harness proposals. Before proposing, the
@@ -164,34 +165,24 @@ public class HarnessActivitiesImpl implements HarnessActivities {
    * candidate dominates (at least as good on both, better on one), best success first.
    */
   static Map<String, Object> paretoFront(List<Map<String, Object>> summary) {
-    List<Map<String, Object>> scored = new ArrayList<>();
-    for (Map<String, Object> r : summary) {
+    // The same front the acceptance rule picks from: one definition of dominance.
+    List<ParetoAcceptance.Scored> scored = new ArrayList<>();
+    for (int i = 0; i < summary.size(); i++) {
+      Map<String, Object> r = summary.get(i);
       if (r.get("success") != null) {
-        scored.add(r);
+        scored.add(new ParetoAcceptance.Scored(Integer.toString(i), (Double) r.get("success"),
+            (Double) r.get("meanTurns"), i));
       }
     }
     List<Map<String, Object>> front = new ArrayList<>();
-    for (Map<String, Object> a : scored) {
-      double sa = (Double) a.get("success");
-      double ta = (Double) a.get("meanTurns");
-      boolean dominated = false;
-      for (Map<String, Object> b : scored) {
-        double sb = (Double) b.get("success");
-        double tb = (Double) b.get("meanTurns");
-        if (b != a && sb >= sa && tb <= ta && (sb > sa || tb < ta)) {
-          dominated = true;
-          break;
-        }
+    for (ParetoAcceptance.Scored p : ParetoAcceptance.paretoFront(scored)) {
+      Map<String, Object> a = summary.get(p.order());
+      Map<String, Object> f = new LinkedHashMap<>();
+      for (String k : List.of("name", "dir", "iteration", "axis", "hypothesis", "success", "meanTurns")) {
+        f.put(k, a.get(k));
       }
-      if (!dominated) {
-        Map<String, Object> f = new LinkedHashMap<>();
-        for (String k : List.of("name", "dir", "iteration", "axis", "hypothesis", "success", "meanTurns")) {
-          f.put(k, a.get(k));
-        }
-        front.add(f);
-      }
+      front.add(f);
     }
-    front.sort((x, y) -> Double.compare((Double) y.get("success"), (Double) x.get("success")));
     Map<String, Object> out = new LinkedHashMap<>();
     out.put("objectives", List.of("success (maximize)", "meanTurns (minimize)"));
     out.put("candidates", summary.size());

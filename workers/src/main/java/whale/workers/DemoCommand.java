@@ -1,6 +1,5 @@
 package whale.workers;
 
-import io.temporal.api.enums.v1.IndexedValueType;
 import io.temporal.client.WorkflowClient;
 import io.temporal.client.WorkflowOptions;
 import io.temporal.client.WorkflowStub;
@@ -14,11 +13,9 @@ import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Callable;
@@ -115,12 +112,6 @@ public class DemoCommand implements Callable<Integer> {
     if (temporal.isPresent()) {
       int port = freePort();
       int ui = freePort();
-      List<String> args = new ArrayList<>();
-      for (Map.Entry<String, IndexedValueType> e : WhaleSearchAttributes.ALL.entrySet()) {
-        args.add("--search-attribute");
-        args.add(e.getKey() + "=" + (e.getValue() == IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD
-            ? "Keyword" : e.getValue() == IndexedValueType.INDEXED_VALUE_TYPE_INT ? "Int" : "Double"));
-      }
       TestWorkflowEnvironment env = TestWorkflowEnvironment.startLocal(
           TestEnvironmentOptions.newBuilder().setUseTimeskipping(false).build(),
           TemporalDevServerOptions.newBuilder()
@@ -129,7 +120,7 @@ public class DemoCommand implements Callable<Integer> {
               .setUiEnabled(true)
               .setUiPort(ui)
               .setLogLevel("error")
-              .setExtraArgs(args)
+              .setExtraArgs(WhaleSearchAttributes.devServerArgs())
               .build());
       System.out.println("Temporal dev server " + temporal.get() + " on localhost:" + port
           + "; Web UI at http://localhost:" + ui);

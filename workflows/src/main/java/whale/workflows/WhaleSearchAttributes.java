@@ -2,7 +2,10 @@ package whale.workflows;
 
 import io.temporal.api.enums.v1.IndexedValueType;
 import io.temporal.common.SearchAttributeKey;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 
 /** The search attributes a run keeps current for the Web UI and for `temporal workflow list`. */
 public final class WhaleSearchAttributes {
@@ -20,4 +23,19 @@ public final class WhaleSearchAttributes {
       ROLLOUTS.getName(), IndexedValueType.INDEXED_VALUE_TYPE_INT);
 
   private WhaleSearchAttributes() {}
+
+  /** {@code --search-attribute Name=Type} flags registering them on `temporal server start-dev`. */
+  public static List<String> devServerArgs() {
+    List<String> args = new ArrayList<>();
+    new TreeMap<>(ALL).forEach((name, type) -> {
+      args.add("--search-attribute");
+      args.add(name + "=" + switch (type) {
+        case INDEXED_VALUE_TYPE_KEYWORD -> "Keyword";
+        case INDEXED_VALUE_TYPE_INT -> "Int";
+        case INDEXED_VALUE_TYPE_DOUBLE -> "Double";
+        default -> throw new IllegalStateException("no dev-server name for " + type);
+      });
+    });
+    return args;
+  }
 }

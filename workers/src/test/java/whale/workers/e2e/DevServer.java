@@ -2,7 +2,6 @@ package whale.workers.e2e;
 
 import static org.junit.jupiter.api.Assertions.fail;
 
-import io.temporal.api.enums.v1.IndexedValueType;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -61,10 +60,7 @@ public final class DevServer implements AutoCloseable {
     } else {
       cmd.add("--headless");
     }
-    WhaleSearchAttributes.ALL.forEach((name, type) -> {
-      cmd.add("--search-attribute");
-      cmd.add(name + "=" + type(type));
-    });
+    cmd.addAll(WhaleSearchAttributes.devServerArgs());
     try {
       process = new ProcessBuilder(cmd).redirectErrorStream(true)
           .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile())).start();
@@ -74,14 +70,6 @@ public final class DevServer implements AutoCloseable {
     awaitReady();
   }
 
-  private static String type(IndexedValueType t) {
-    return switch (t) {
-      case INDEXED_VALUE_TYPE_KEYWORD -> "Keyword";
-      case INDEXED_VALUE_TYPE_INT -> "Int";
-      case INDEXED_VALUE_TYPE_DOUBLE -> "Double";
-      default -> throw new IllegalArgumentException(t.name());
-    };
-  }
 
   private void awaitReady() {
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
