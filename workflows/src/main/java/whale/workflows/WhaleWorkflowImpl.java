@@ -210,7 +210,7 @@ public class WhaleWorkflowImpl implements WhaleWorkflow {
       }
     }
     ParetoAcceptance.Scored winner = ParetoAcceptance.pick(scored);
-    ArchiveEntry w = archive.get(Integer.parseInt(winner.id()));
+    ArchiveEntry w = archive.get(winner.order());
     harness = w.candidate();
     events.add(RunEvent.accept(round, w.iteration(), rollouts, harness.name(), winner.success(),
         winner.meanTurns(), harness.sourceRef()));
