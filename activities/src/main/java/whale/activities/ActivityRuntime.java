@@ -13,7 +13,6 @@ import whale.sandbox.EpisodeExecutor;
 import whale.sandbox.InProcessExecutor;
 import whale.sandbox.SandboxExecutor;
 import whale.store.ArtifactStore;
-import whale.task.MathTask;
 import whale.task.Task;
 import whale.workflows.activities.TaskRef;
 
@@ -85,11 +84,7 @@ public final class ActivityRuntime {
   }
 
   public Task task(TaskRef ref) {
-    return tasks.computeIfAbsent(ref, r -> switch (r.name()) {
-      case MathTask.NAME -> new MathTask(r.dataSeed(), r.weightProblems(), r.harnessProblems(),
-          r.testProblems());
-      default -> throw new IllegalArgumentException("unknown task '" + r.name() + "'");
-    });
+    return tasks.computeIfAbsent(ref, TaskCatalog::create);
   }
 
   /** The stored source of a harness (what a sandbox compiles and runs). */

@@ -14,7 +14,6 @@ import whale.harness.ArchiveView;
 import whale.harness.EpisodeResult;
 import whale.harness.HarnessCandidate;
 import whale.harness.HarnessCompiler;
-import whale.harness.TemplateProposer;
 import whale.harness.TraceStats;
 import whale.proposers.CommandProposer;
 import whale.proposers.OpenAiProposer;
@@ -44,9 +43,7 @@ public class HarnessActivitiesImpl implements HarnessActivities {
   @Override
   public CandidateInfo initialHarness(TaskRef taskRef) {
     runtime.task(taskRef); // rejects an unknown task before anything is stored
-    return validated(new HarnessCandidate("h0-qa-direct",
-        "the task's starting harness: the pretraining format, ask once, parse the first integer",
-        "none (starting point)", "initial", TemplateProposer.initialHarnessSource()));
+    return validated(TaskCatalog.templates(taskRef.name()).initial());
   }
 
   @Override
@@ -91,7 +88,8 @@ public class HarnessActivitiesImpl implements HarnessActivities {
           Duration.ofSeconds(h.commandTimeoutSeconds())).propose(dir, req.candidates(), req.seed());
       case "command" -> new CommandProposer(h.command(), Duration.ofSeconds(h.commandTimeoutSeconds()))
           .propose(dir, runtime.store().namedDir("proposer-work"), req.candidates(), req.iteration(), req.seed());
-      default -> new TemplateProposer().propose(new ArchiveView(view), req.candidates(), req.seed());
+      default -> TaskCatalog.templates(req.task().name())
+          .propose(new ArchiveView(view), req.candidates(), req.seed(), false);
     };
   }
 

@@ -19,7 +19,7 @@ import whale.harness.HarnessGenome.Decomposition;
  * parsing, retries, prompt format; turn-budget hits → fewer votes/retries; otherwise prompt format and
  * decomposition first). It never proposes a genome that is already in the archive.
  */
-public final class TemplateProposer {
+public final class TemplateProposer implements TemplateLibrary {
   public static final String PACKAGE = "whale.generated";
 
   private final Set<Axis> axes;
@@ -40,6 +40,19 @@ public final class TemplateProposer {
   /** h0: the deliberately unoptimised direct harness of {@link HarnessGenome#initial()}. */
   public static String initialHarnessSource() {
     return render(HarnessGenome.initial());
+  }
+
+  @Override
+  public HarnessCandidate initial() {
+    return new HarnessCandidate("h0-qa-direct",
+        "the task's starting harness: the pretraining format, ask once, parse the first integer",
+        "none (starting point)", "initial", initialHarnessSource());
+  }
+
+  @Override
+  public List<HarnessCandidate> propose(ArchiveView archive, int m, long seed, boolean promptOnly) {
+    // Prompt text is the FORMAT axis: the prefix and suffix literals around the question.
+    return (promptOnly ? new TemplateProposer(EnumSet.of(Axis.FORMAT)) : this).propose(archive, m, seed);
   }
 
   /**

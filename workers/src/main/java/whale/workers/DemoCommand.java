@@ -38,9 +38,12 @@ import whale.workflows.WhaleWorkflow;
 @Command(name = "demo", mixinStandardHelpOptions = true,
     description = "Run a small WHALE experiment end to end in this process.")
 public class DemoCommand implements Callable<Integer> {
-  static final String DEFAULT_SPEC = "/demo-math.json";
+  @Option(names = "--task", defaultValue = "math",
+      description = "Built-in demo to run: math, chess or searchqa (default: ${DEFAULT-VALUE}); "
+          + "its spec is the jar's demo-<task>.json")
+  String task;
 
-  @Option(names = "--spec", description = "Spec file (default: the built-in demo-math.json)")
+  @Option(names = "--spec", description = "Spec file (overrides --task)")
   Path specFile;
 
   @Option(names = "--artifacts", description = "Artifact store directory "
@@ -54,7 +57,7 @@ public class DemoCommand implements Callable<Integer> {
   @Override
   public Integer call() throws Exception {
     long t0 = System.nanoTime();
-    ExperimentSpec spec = SpecJson.parse(specFile == null ? builtinSpec() : Files.readString(specFile));
+    ExperimentSpec spec = SpecJson.parse(specFile == null ? builtinSpec(task) : Files.readString(specFile));
     ActivityRuntime runtime = ActivityRuntime.open(Artifacts.dir(artifacts));
     Optional<Path> temporal = forceTestServer ? Optional.empty() : findOnPath("temporal");
     try (TestWorkflowEnvironment env = environment(temporal)) {
@@ -133,10 +136,12 @@ public class DemoCommand implements Callable<Integer> {
     return TestWorkflowEnvironment.newInstance(b.build());
   }
 
-  static String builtinSpec() throws IOException {
-    try (InputStream in = DemoCommand.class.getResourceAsStream(DEFAULT_SPEC)) {
+  static String builtinSpec(String task) throws IOException {
+    String resource = "/demo-" + task + ".json";
+    try (InputStream in = DemoCommand.class.getResourceAsStream(resource)) {
       if (in == null) {
-        throw new IOException("built-in spec " + DEFAULT_SPEC + " missing from the jar");
+        throw new IllegalArgumentException("no built-in demo for task '" + task + "' (" + resource
+            + " is not in the jar); tasks: " + String.join(", ", whale.activities.TaskCatalog.names()));
       }
       return new String(in.readAllBytes(), StandardCharsets.UTF_8);
     }

@@ -45,19 +45,36 @@ public record ExperimentSpec(
   /**
    * The task's data: generator seed (fixed across training seeds so runs compare on the same
    * problems) and split sizes. D_harness is 256 problems in every domain of the paper.
+   *
+   * @param format {@code builtin} (the task's generator) or the name of a dataset file format the
+   *     task can load (math: gsm8k, math; chess: lichess; searchqa: jsonl)
+   * @param trainFile dataset file D_weight and D_harness are drawn from (seeded, disjoint)
+   * @param testFile dataset file D_test is drawn from (absent: drawn from trainFile too)
+   * @param corpusFile searchqa: the documents the search tool indexes
    */
   public record DataSpec(
       Long seed,
       Integer weightProblems,
       Integer harnessProblems,
       Integer testProblems,
+      String format,
+      String trainFile,
+      String testFile,
+      String corpusFile,
       @JsonAnySetter @JsonInclude(JsonInclude.Include.NON_EMPTY) Map<String, Object> unknown) {
     public DataSpec {
       seed = seed == null ? 1234L : seed;
       weightProblems = weightProblems == null ? 512 : weightProblems;
       harnessProblems = harnessProblems == null ? 256 : harnessProblems;
       testProblems = testProblems == null ? 128 : testProblems;
+      format = format == null ? "builtin" : format;
       unknown = unknown == null ? Map.of() : Map.copyOf(unknown);
+    }
+
+    /** Generated data of the given sizes. */
+    public DataSpec(Long seed, Integer weightProblems, Integer harnessProblems, Integer testProblems,
+        Map<String, Object> unknown) {
+      this(seed, weightProblems, harnessProblems, testProblems, null, null, null, null, unknown);
     }
 
     public static DataSpec defaults() {

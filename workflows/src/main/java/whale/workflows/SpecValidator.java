@@ -12,7 +12,12 @@ import java.util.TreeSet;
  * start} never went through the CLI).
  */
 public final class SpecValidator {
-  public static final Set<String> TASKS = Set.of("math");
+  /** Each task and the data formats it reads ({@code builtin}: its own generator). */
+  public static final Map<String, Set<String>> FORMATS = Map.of(
+      "math", Set.of("builtin", "gsm8k", "math"),
+      "chess", Set.of("builtin", "lichess"),
+      "searchqa", Set.of("builtin", "jsonl"));
+  public static final Set<String> TASKS = FORMATS.keySet();
   public static final Set<String> SCHEDULES = Set.of("whale");
   public static final Set<String> PROPOSERS = Set.of("template", "openai", "command");
 
@@ -49,6 +54,26 @@ public final class SpecValidator {
     range("data.weightProblems", d.weightProblems(), 8, 1_000_000);
     range("data.harnessProblems", d.harnessProblems(), 1, 100_000);
     range("data.testProblems", d.testProblems(), 1, 100_000);
+    if (FORMATS.containsKey(s.task())) {
+      oneOf("data.format", d.format(), FORMATS.get(s.task()));
+    }
+    if ("builtin".equals(d.format())) {
+      for (String[] f : new String[][] {{"trainFile", d.trainFile()}, {"testFile", d.testFile()},
+          {"corpusFile", d.corpusFile()}}) {
+        if (f[1] != null) {
+          problems.add("data." + f[0] + ": only read when data.format names a dataset format, "
+              + "but data.format is builtin");
+        }
+      }
+    } else {
+      if (d.trainFile() == null || d.trainFile().isBlank()) {
+        problems.add("data.trainFile: data.format " + d.format() + " needs a dataset file");
+      }
+      if ("searchqa".equals(s.task()) && (d.corpusFile() == null || d.corpusFile().isBlank())) {
+        problems.add("data.corpusFile: searchqa with data.format " + d.format()
+            + " needs the corpus the search tool indexes");
+      }
+    }
 
     var m = s.model();
     unknown("model.", m.unknown());

@@ -55,7 +55,7 @@ class SpecValidatorTest {
         Arguments.of(nested(null, "name", "\"\""), "name"),
         Arguments.of(nested(null, "name", "\"   \""), "name"),
         Arguments.of(nested(null, "name", longName), "name"),
-        Arguments.of(nested(null, "task", "\"chess\""), "task"),
+        Arguments.of(nested(null, "task", "\"go\""), "task"),
         Arguments.of(nested(null, "schedule", "\"adaptive\""), "schedule"),
         Arguments.of(nested("data", "weightProblems", "7"), "data.weightProblems"),
         Arguments.of(nested("data", "weightProblems", "1000001"), "data.weightProblems"),
@@ -292,7 +292,7 @@ class SpecValidatorTest {
 
   @Test
   void multipleProblemsAreAllReported() {
-    String json = "{\"task\": \"chess\", \"typo\": 1,"
+    String json = "{\"task\": \"go\", \"typo\": 1,"
         + " \"model\": {\"dModel\": 64, \"heads\": 5},"
         + " \"rsft\": {\"learningRate\": 0, \"topK\": -1},"
         + " \"harness\": {\"turnBudget\": 17}, \"eval\": {\"k\": 0}}";
@@ -306,7 +306,7 @@ class SpecValidatorTest {
 
   @Test
   void validateThrowsWithTheSameProblemsAsProblems() {
-    ExperimentSpec bad = new ExperimentSpec("", "chess", null, null, null, null, null,
+    ExperimentSpec bad = new ExperimentSpec("", "go", null, null, null, null, null,
         new ExperimentSpec.PhaseSpec(0.0, 0, 0.0, 31, null), null, null, null);
     List<String> p = SpecValidator.problems(bad);
     assertEquals(6, p.size(), p.toString());
@@ -314,5 +314,27 @@ class SpecValidatorTest {
         () -> SpecValidator.validate(bad));
     assertEquals(p, e.problems());
     assertThrows(UnsupportedOperationException.class, () -> e.problems().add("x"));
+  }
+
+  @Test
+  void datasetFormatsAreCheckedPerTaskAndNeedTheirFiles() {
+    assertTrue(problemsOf("{\"task\": \"math\", \"data\": {\"format\": \"lichess\", \"trainFile\": \"x\"}}")
+        .stream().anyMatch(p -> p.startsWith("data.format: must be one of [builtin, gsm8k, math]")));
+    assertTrue(problemsOf("{\"data\": {\"format\": \"gsm8k\"}}")
+        .contains("data.trainFile: data.format gsm8k needs a dataset file"));
+    assertTrue(problemsOf("{\"data\": {\"testFile\": \"t.jsonl\"}}")
+        .stream().anyMatch(p -> p.startsWith("data.testFile: only read when data.format")));
+    assertTrue(problemsOf("{\"task\": \"searchqa\", \"data\": {\"format\": \"jsonl\", \"trainFile\": \"q.jsonl\"}}")
+        .stream().anyMatch(p -> p.startsWith("data.corpusFile:")));
+    assertTrue(problemsOf("{\"data\": {\"format\": \"gsm8k\", \"trainFile\": \"train.jsonl\"}}").isEmpty());
+  }
+
+  private static List<String> problemsOf(String json) {
+    try {
+      SpecJson.parse(json);
+      return List.of();
+    } catch (InvalidSpecException e) {
+      return e.problems();
+    }
   }
 }

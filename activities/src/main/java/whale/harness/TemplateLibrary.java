@@ -1,0 +1,20 @@
+package whale.harness;
+
+import java.util.List;
+
+/**
+ * A task's built-in, offline, deterministic harness proposer: its starting harness h0 and how it
+ * writes new candidates after reading the archive. One per task ({@code TaskCatalog}).
+ */
+public interface TemplateLibrary {
+  /** h0: the task's deliberately unoptimised starting harness. */
+  HarnessCandidate initial();
+
+  /**
+   * Up to {@code m} new candidates, deterministic for (archive, m, seed).
+   *
+   * @param promptOnly the Fast-Slow control: change only prompt text (string literals) of the
+   *     incoming harness; any other difference is rejected by the candidate validator
+   */
+  List<HarnessCandidate> propose(ArchiveView archive, int m, long seed, boolean promptOnly);
+}
