@@ -14,6 +14,7 @@ import whale.harness.ArchiveView;
 import whale.harness.EpisodeResult;
 import whale.harness.HarnessCandidate;
 import whale.harness.HarnessCompiler;
+import whale.harness.PromptOnlyCheck;
 import whale.harness.TraceStats;
 import whale.proposers.CommandProposer;
 import whale.proposers.OpenAiProposer;
@@ -34,6 +35,15 @@ import whale.workflows.schedule.ParetoAcceptance;
  * traces), which is what a proposer reads.
  */
 public class HarnessActivitiesImpl implements HarnessActivities {
+  /** What a prompt-only (Fast-Slow control) proposer is told, in the archive's CONSTRAINTS.md. */
+  static final String PROMPT_ONLY_RULE = """
+      # Constraint for this phase: prompt text only (Fast-Slow control)
+
+      Candidates may change ONLY the text of string literals of the incoming harness (incoming.java):
+      the prompts. Any other difference (code, constants, control flow, parsing, turn use) is rejected
+      by the validator and recorded as an invalid candidate. The class name may change.
+      """;
+
   private final ActivityRuntime runtime;
 
   public HarnessActivitiesImpl(ActivityRuntime runtime) {
@@ -70,10 +80,21 @@ public class HarnessActivitiesImpl implements HarnessActivities {
         }
       }
       Path dir = writeArchive(req, view);
+      String incoming = req.promptOnly() ? runtime.store().getString(req.incomingRef()) : null;
+      if (req.promptOnly()) {
+        // The proposer is told: every proposer reads the archive directory.
+        ArtifactStore.writeAtomically(dir.resolve("CONSTRAINTS.md"), PROMPT_ONLY_RULE
+            .getBytes(StandardCharsets.UTF_8));
+        ArtifactStore.writeAtomically(dir.resolve("incoming.java"),
+            incoming.getBytes(StandardCharsets.UTF_8));
+      }
       List<HarnessCandidate> proposed = proposeWith(req, view, dir);
       CandidateList out = new CandidateList();
       for (HarnessCandidate h : proposed) {
-        out.add(validated(h));
+        CandidateInfo c = validated(h);
+        String drift = incoming == null || !c.valid() ? null : PromptOnlyCheck.problem(incoming, h.source());
+        out.add(drift == null ? c : new CandidateInfo(c.name(), c.hypothesis(), c.changes(), c.axis(),
+            c.sourceRef(), false, drift));
       }
       return out;
     });
@@ -89,7 +110,7 @@ public class HarnessActivitiesImpl implements HarnessActivities {
       case "command" -> new CommandProposer(h.command(), Duration.ofSeconds(h.commandTimeoutSeconds()))
           .propose(dir, runtime.store().namedDir("proposer-work"), req.candidates(), req.iteration(), req.seed());
       default -> TaskCatalog.templates(req.task().name())
-          .propose(new ArchiveView(view), req.candidates(), req.seed(), false);
+          .propose(new ArchiveView(view), req.candidates(), req.seed(), req.promptOnly());
     };
   }
 

@@ -120,6 +120,10 @@ public final class OpenAiProposer {
   static String userPrompt(Path archiveDir, int m) throws IOException {
     StringBuilder b = new StringBuilder();
     b.append("Write ").append(m).append(" new candidates. The archive of this phase follows.\n\n");
+    if (Files.exists(archiveDir.resolve("CONSTRAINTS.md"))) {
+      appendFile(b, archiveDir.resolve("CONSTRAINTS.md"), "CONSTRAINTS.md", 2_000);
+      appendFile(b, archiveDir.resolve("incoming.java"), "incoming.java", 12_000);
+    }
     appendFile(b, archiveDir.resolve("pareto.json"), "pareto.json", 8_000);
     appendFile(b, archiveDir.resolve("summary.json"), "summary.json", 12_000);
     List<Path> dirs;

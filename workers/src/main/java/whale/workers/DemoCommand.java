@@ -68,7 +68,7 @@ public class DemoCommand implements Callable<Integer> {
       WhaleWorkflow wf = client.newWorkflowStub(WhaleWorkflow.class, WorkflowOptions.newBuilder()
           .setTaskQueue(WhaleWorkflow.TASK_QUEUE).setWorkflowId(id).build());
       System.out.println("started workflow " + id + "; artifacts at " + runtime.store().root());
-      CompletableFuture<WhaleResult> done = WorkflowClient.execute(wf::run, spec);
+      CompletableFuture<WhaleResult> done = WorkflowClient.execute(wf::run, spec, null);
       WhaleResult result = follow(client.newWorkflowStub(WhaleWorkflow.class, id), done);
       System.out.println();
       System.out.println(Report.result(spec, result));
@@ -111,7 +111,7 @@ public class DemoCommand implements Callable<Integer> {
     return done.get();
   }
 
-  private static TestWorkflowEnvironment environment(Optional<Path> temporal) throws IOException {
+  static TestWorkflowEnvironment environment(Optional<Path> temporal) throws IOException {
     if (temporal.isPresent()) {
       int port = freePort();
       int ui = freePort();

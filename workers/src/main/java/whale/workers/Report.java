@@ -53,4 +53,9 @@ final class Report {
             r.steps(), r.rollouts(), r.testRollouts(), r.stopped() ? " (stopped early)" : "",
             r.checkpointRef(), r.harnessName(), r.harnessRef());
   }
+
+  static String comparison(whale.workflows.ComparisonResult r) {
+    return r.report().table() + String.format(Locale.ROOT, "%nplot: %s%nreport: %s%n",
+        r.report().pngPath(), r.report().htmlPath());
+  }
 }

@@ -35,7 +35,7 @@ public class StartCommand implements Callable<Integer> {
     String wid = id != null ? id : "whale-" + spec.name() + "-" + System.currentTimeMillis();
     WhaleWorkflow wf = client.newWorkflowStub(WhaleWorkflow.class, WorkflowOptions.newBuilder()
         .setTaskQueue(WhaleWorkflow.TASK_QUEUE).setWorkflowId(wid).build());
-    WorkflowClient.start(wf::run, spec);
+    WorkflowClient.start(wf::run, spec, null);
     System.out.println("started " + wid);
     if (await) {
       var result = client.newUntypedWorkflowStub(wid).getResult(whale.workflows.WhaleResult.class);

@@ -8,6 +8,9 @@ import whale.activities.ActivityRuntime;
 import whale.activities.EvalActivitiesImpl;
 import whale.activities.HarnessActivitiesImpl;
 import whale.activities.WeightActivitiesImpl;
+import whale.workflows.ComparisonWorkflowImpl;
+import whale.workflows.HarnessSearchWorkflowImpl;
+import whale.workflows.WeightPhaseWorkflowImpl;
 import whale.workflows.WhaleWorkflowImpl;
 
 /** Registers whale's workflows and activities on the queues a process serves. */
@@ -18,7 +21,9 @@ public final class WhaleWorkers {
     for (Queue q : queues) {
       switch (q) {
         case CONTROL -> factory.newWorker(q.taskQueue)
-            .registerWorkflowImplementationTypes(WhaleWorkflowImpl.class);
+            .registerWorkflowImplementationTypes(WhaleWorkflowImpl.class,
+            WeightPhaseWorkflowImpl.class, HarnessSearchWorkflowImpl.class,
+            ComparisonWorkflowImpl.class);
         // One model job at a time per process: the model is the unit of GPU/CPU contention.
         case GPU -> worker(factory, q, 1).registerActivitiesImplementations(
             new WeightActivitiesImpl(runtime));

@@ -12,11 +12,20 @@ final class TinyRun {
   static final int HARNESS_PROBLEMS = 16;
   static final int CANDIDATES = 2;
 
-  /** 32 weight problems / 8 per step = 4 steps per epoch; E = 0.5 -> 2 steps; budget 1 epoch. */
+  /**
+   * 32 weight problems / 8 per step = 4 steps per epoch; E = 0.5 -> 2 steps; budget 1 epoch; test
+   * every 0.5 epoch (2 steps).
+   */
   static ExperimentSpec spec(String name) {
+    return spec(name, "whale", "");
+  }
+
+  /** The same tiny run under {@code schedule}, with {@code extra} JSON members added (",\"workflow\": ..."). */
+  static ExperimentSpec spec(String name, String schedule, String extra) {
     return SpecJson.parse("""
         {
           "name": "%s",
+          "schedule": "%s",
           "seed": 7,
           "data": { "weightProblems": 32, "harnessProblems": %d, "testProblems": 12 },
           "model": { "dModel": 32, "layers": 1, "heads": 2, "pretrainSteps": 60,
@@ -25,8 +34,8 @@ final class TinyRun {
           "phases": { "weightEpochsPerPhase": 0.5, "harnessIterationsPerPhase": 2,
                       "weightBudgetEpochs": 1.0 },
           "harness": { "candidatesPerIteration": %d },
-          "eval": { "k": 2 }
+          "eval": { "k": 2, "everyEpochs": 0.5 }%s
         }
-        """.formatted(name, HARNESS_PROBLEMS, PROMPTS, SAMPLES, CANDIDATES));
+        """.formatted(name, schedule, HARNESS_PROBLEMS, PROMPTS, SAMPLES, CANDIDATES, extra));
   }
 }

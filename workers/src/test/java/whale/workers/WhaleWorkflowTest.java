@@ -17,7 +17,6 @@ import io.temporal.common.SearchAttributeKey;
 import io.temporal.failure.ApplicationFailure;
 import io.temporal.testing.TestWorkflowEnvironment;
 import io.temporal.testing.TestWorkflowExtension;
-import io.temporal.testing.WorkflowReplayer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -38,7 +37,6 @@ import whale.workflows.WhaleResult;
 import whale.workflows.WhaleSearchAttributes;
 import whale.workflows.WhaleStatus;
 import whale.workflows.WhaleWorkflow;
-import whale.workflows.WhaleWorkflowImpl;
 
 /**
  * The workflow against the Java test server with the real activities (real DJL training, real
@@ -79,7 +77,7 @@ class WhaleWorkflowTest {
       WorkflowClient client) throws Exception {
     ExperimentSpec spec = TinyRun.spec("full");
     WhaleWorkflow wf = client.newWorkflowStub(WhaleWorkflow.class, options("full-run"));
-    WhaleResult r = wf.run(spec);
+    WhaleResult r = wf.run(spec, null);
 
     // 4 steps per epoch, 2 per phase, budget 1 epoch: two rounds, no harness phase after the budget
     assertEquals(2, r.rounds());
@@ -125,12 +123,8 @@ class WhaleWorkflowTest {
     assertEquals(Long.toString(r.rollouts()), attrs.get("WhaleRollouts"));
     assertEquals(best, Double.parseDouble(attrs.get("WhaleBestMeanAt8")), 1e-12);
 
-    // the history replays deterministically against the current workflow code
-    WorkflowReplayer.replayWorkflowExecution(client.fetchHistory("full-run"),
-        WhaleWorkflowImpl.class);
-    Path out = Path.of("target", "histories");
-    Files.createDirectories(out);
-    Files.writeString(out.resolve("whale-full-run.json"), client.fetchHistory("full-run").toJson(true));
+    // the phases ran as child workflows; every history replays against the current code
+    Histories.replayAndKeep(client, "full-run", "whale");
   }
 
   @Test
@@ -156,8 +150,10 @@ class WhaleWorkflowTest {
     WorkflowStub stub = client.newUntypedWorkflowStub("WhaleWorkflow", options("pause"));
     stub.signalWithStart("pause", new Object[] {}, new Object[] {TinyRun.spec("pause")});
     WhaleWorkflow wf = client.newWorkflowStub(WhaleWorkflow.class, "pause");
-    WhaleStatus held = waitFor(wf, s -> s.phase().equals("weight") && s.paused());
+    // held after the base evaluation, before the first weight phase
+    WhaleStatus held = waitFor(wf, s -> s.paused() && !Double.isNaN(s.bestMeanAt8()));
     assertEquals(0, held.step());
+    assertEquals(null, held.phaseWorkflowId());
     Thread.sleep(2000);
     WhaleStatus still = wf.status();
     assertEquals(0, still.step(), "no RSFT step may run while paused");
@@ -173,7 +169,7 @@ class WhaleWorkflowTest {
     WorkflowStub stub = client.newUntypedWorkflowStub("WhaleWorkflow", options("stop"));
     stub.signalWithStart("pause", new Object[] {}, new Object[] {TinyRun.spec("stop")});
     WhaleWorkflow wf = client.newWorkflowStub(WhaleWorkflow.class, "stop");
-    waitFor(wf, s -> s.phase().equals("weight") && s.paused());
+    waitFor(wf, s -> s.paused() && !Double.isNaN(s.bestMeanAt8()));
     wf.resume();
     waitFor(wf, s -> s.step() >= 1);
     wf.stop();
@@ -195,7 +191,7 @@ class WhaleWorkflowTest {
         new ExperimentSpec.RsftSpec(8, 8, 1.0, 20, 0.5, 32, -1.0, null),
         good.phases(), good.harness(), good.eval(), Map.of());
     WhaleWorkflow wf = client.newWorkflowStub(WhaleWorkflow.class, options("invalid"));
-    WorkflowFailedException e = assertThrows(WorkflowFailedException.class, () -> wf.run(bad));
+    WorkflowFailedException e = assertThrows(WorkflowFailedException.class, () -> wf.run(bad, null));
     ApplicationFailure cause = assertInstanceOf(ApplicationFailure.class, e.getCause());
     assertEquals("InvalidSpec", cause.getType());
     assertTrue(cause.getOriginalMessage().contains("rsft.learningRate"), cause.getOriginalMessage());
@@ -227,7 +223,7 @@ class WhaleWorkflowTest {
         .replace("\"command\" : [ ]", "\"command\" : [\"bash\", \"" + agent + "\"]"));
     assertEquals("command", spec.harness().proposer());
     WhaleWorkflow wf = client.newWorkflowStub(WhaleWorkflow.class, options("command-proposer"));
-    WhaleResult r = wf.run(spec);
+    WhaleResult r = wf.run(spec, null);
     assertEquals(4, r.steps());
     List<RunEvent> candidates = wf.history().stream()
         .filter(e -> e.kind().equals("candidate") && e.iteration() == 2).toList();

@@ -22,6 +22,7 @@ public record ExperimentSpec(
     PhaseSpec phases,
     HarnessSpec harness,
     EvalSpec eval,
+    WorkflowSpec workflow,
     @JsonAnySetter @JsonInclude(JsonInclude.Include.NON_EMPTY) Map<String, Object> unknown) {
 
   public ExperimentSpec {
@@ -35,11 +36,25 @@ public record ExperimentSpec(
     phases = phases == null ? PhaseSpec.defaults() : phases;
     harness = harness == null ? HarnessSpec.defaults() : harness;
     eval = eval == null ? EvalSpec.defaults() : eval;
+    workflow = workflow == null ? WorkflowSpec.defaults() : workflow;
     unknown = unknown == null ? Map.of() : Map.copyOf(unknown);
   }
 
+  /** A spec with the default workflow section. */
+  public ExperimentSpec(String name, String task, Long seed, String schedule, DataSpec data,
+      ModelSpec model, RsftSpec rsft, PhaseSpec phases, HarnessSpec harness, EvalSpec eval,
+      Map<String, Object> unknown) {
+    this(name, task, seed, schedule, data, model, rsft, phases, harness, eval, null, unknown);
+  }
+
   public static ExperimentSpec defaults() {
-    return new ExperimentSpec(null, null, null, null, null, null, null, null, null, null, null);
+    return new ExperimentSpec(null, null, null, null, null, null, null, null, null, null, null, null);
+  }
+
+  /** The same spec under another schedule and seed (a comparison's cell). */
+  public ExperimentSpec withScheduleAndSeed(String newSchedule, long newSeed) {
+    return new ExperimentSpec(name, task, newSeed, newSchedule, data, model, rsft, phases, harness,
+        eval, workflow, unknown);
   }
 
   /**
@@ -137,19 +152,42 @@ public record ExperimentSpec(
     }
   }
 
-  /** Phase lengths and the weight budget: E = 0.6 epochs, I = 6 iterations, at most 30 rounds. */
+  /**
+   * Phase lengths and the weight budget: E = 0.6 epochs, I = 6 iterations, at most 30 rounds. The
+   * adaptive schedule's rules: window, burn-in and patience 0.2 epoch over the training signal; a
+   * harness phase of at least 6 iterations that stops after 2 without a strictly better best, at most 15.
+   */
   public record PhaseSpec(
       Double weightEpochsPerPhase,
       Integer harnessIterationsPerPhase,
       Double weightBudgetEpochs,
       Integer maxRounds,
+      Double windowEpochs,
+      Double burnInEpochs,
+      Double patienceEpochs,
+      Integer harnessMinIterations,
+      Integer harnessPatience,
+      Integer harnessMaxIterations,
       @JsonAnySetter @JsonInclude(JsonInclude.Include.NON_EMPTY) Map<String, Object> unknown) {
     public PhaseSpec {
       weightEpochsPerPhase = weightEpochsPerPhase == null ? 0.6 : weightEpochsPerPhase;
       harnessIterationsPerPhase = harnessIterationsPerPhase == null ? 6 : harnessIterationsPerPhase;
       weightBudgetEpochs = weightBudgetEpochs == null ? 6.0 : weightBudgetEpochs;
       maxRounds = maxRounds == null ? 30 : maxRounds;
+      windowEpochs = windowEpochs == null ? 0.2 : windowEpochs;
+      burnInEpochs = burnInEpochs == null ? 0.2 : burnInEpochs;
+      patienceEpochs = patienceEpochs == null ? 0.2 : patienceEpochs;
+      harnessMinIterations = harnessMinIterations == null ? 6 : harnessMinIterations;
+      harnessPatience = harnessPatience == null ? 2 : harnessPatience;
+      harnessMaxIterations = harnessMaxIterations == null ? 15 : harnessMaxIterations;
       unknown = unknown == null ? Map.of() : Map.copyOf(unknown);
+    }
+
+    /** The fixed schedule's fields; the adaptive ones take their defaults. */
+    public PhaseSpec(Double weightEpochsPerPhase, Integer harnessIterationsPerPhase,
+        Double weightBudgetEpochs, Integer maxRounds, Map<String, Object> unknown) {
+      this(weightEpochsPerPhase, harnessIterationsPerPhase, weightBudgetEpochs, maxRounds, null, null,
+          null, null, null, null, unknown);
     }
 
     public static PhaseSpec defaults() {
@@ -204,17 +242,46 @@ public record ExperimentSpec(
     }
   }
 
-  /** Test evaluation: mean@k with k = 8 samples per D_test problem. */
+  /**
+   * Test evaluation: mean@k with k = 8 samples per D_test problem, every {@code everyEpochs} of RSFT
+   * (paper: ~0.1 epoch; 0 = only at phase ends) and at every phase end.
+   */
   public record EvalSpec(
       Integer k,
+      Double everyEpochs,
       @JsonAnySetter @JsonInclude(JsonInclude.Include.NON_EMPTY) Map<String, Object> unknown) {
     public EvalSpec {
       k = k == null ? 8 : k;
+      everyEpochs = everyEpochs == null ? 0.1 : everyEpochs;
       unknown = unknown == null ? Map.of() : Map.copyOf(unknown);
     }
 
+    public EvalSpec(Integer k, Map<String, Object> unknown) {
+      this(k, null, unknown);
+    }
+
     public static EvalSpec defaults() {
-      return new EvalSpec(null, null);
+      return new EvalSpec(null, null, null);
+    }
+  }
+
+  /**
+   * How the run uses Temporal.
+   *
+   * @param continueAsNewAfter each workflow run continues as new after this many units of work (RSFT
+   *     steps in a weight phase, iterations in a harness search, phases in the parent); 0 = only when
+   *     Temporal suggests it (history size). Small values exercise continue-as-new in tests.
+   */
+  public record WorkflowSpec(
+      Integer continueAsNewAfter,
+      @JsonAnySetter @JsonInclude(JsonInclude.Include.NON_EMPTY) Map<String, Object> unknown) {
+    public WorkflowSpec {
+      continueAsNewAfter = continueAsNewAfter == null ? 0 : continueAsNewAfter;
+      unknown = unknown == null ? Map.of() : Map.copyOf(unknown);
+    }
+
+    public static WorkflowSpec defaults() {
+      return new WorkflowSpec(null, null);
     }
   }
 }

@@ -22,9 +22,23 @@ public final class SpecJson {
   private SpecJson() {}
 
   public static ExperimentSpec parse(String json) {
-    ExperimentSpec spec;
+    return SpecValidator.validate(read(json, ExperimentSpec.class));
+  }
+
+  /** A comparison spec ({@code whale compare}), with every problem listed. */
+  public static ComparisonSpec parseComparison(String json) {
+    ComparisonSpec spec = read(json, ComparisonSpec.class);
+    List<String> problems = spec.problems();
+    if (!problems.isEmpty()) {
+      throw new InvalidSpecException(problems);
+    }
+    return spec;
+  }
+
+  private static <T> T read(String json, Class<T> type) {
+    T spec;
     try {
-      spec = MAPPER.readValue(json, ExperimentSpec.class);
+      spec = MAPPER.readValue(json, type);
     } catch (JsonMappingException e) {
       String path = e.getPath().stream()
           .map(r -> r.getFieldName() != null ? r.getFieldName() : "[" + r.getIndex() + "]")
@@ -38,7 +52,7 @@ public final class SpecJson {
     if (spec == null) {
       throw new InvalidSpecException(List.of("spec: empty document"));
     }
-    return SpecValidator.validate(spec);
+    return spec;
   }
 
   public static String write(ExperimentSpec spec) {

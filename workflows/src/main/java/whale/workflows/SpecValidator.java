@@ -18,7 +18,8 @@ public final class SpecValidator {
       "chess", Set.of("builtin", "lichess"),
       "searchqa", Set.of("builtin", "jsonl"));
   public static final Set<String> TASKS = FORMATS.keySet();
-  public static final Set<String> SCHEDULES = Set.of("whale");
+  public static final Set<String> SCHEDULES = Set.of("whale", "whale-adaptive", "weight-only",
+      "harness-only", "stagewise", "fst");
   public static final Set<String> PROPOSERS = Set.of("template", "openai", "command");
 
   private final List<String> problems = new ArrayList<>();
@@ -109,6 +110,16 @@ public final class SpecValidator {
     range("phases.harnessIterationsPerPhase", p.harnessIterationsPerPhase(), 1, 1000);
     rangeOpenLow("phases.weightBudgetEpochs", p.weightBudgetEpochs(), 0, 1000);
     range("phases.maxRounds", p.maxRounds(), 1, 30);
+    rangeOpenLow("phases.windowEpochs", p.windowEpochs(), 0, 1000);
+    range("phases.burnInEpochs", p.burnInEpochs(), 0, 1000);
+    rangeOpenLow("phases.patienceEpochs", p.patienceEpochs(), 0, 1000);
+    range("phases.harnessMinIterations", p.harnessMinIterations(), 1, 1000);
+    range("phases.harnessPatience", p.harnessPatience(), 1, 1000);
+    range("phases.harnessMaxIterations", p.harnessMaxIterations(), 1, 1000);
+    if (p.harnessMaxIterations() < p.harnessMinIterations()) {
+      problems.add("phases.harnessMaxIterations: must be at least phases.harnessMinIterations ("
+          + p.harnessMinIterations() + "), got " + p.harnessMaxIterations());
+    }
 
     var h = s.harness();
     unknown("harness.", h.unknown());
@@ -133,6 +144,11 @@ public final class SpecValidator {
     var e = s.eval();
     unknown("eval.", e.unknown());
     range("eval.k", e.k(), 1, 1024);
+    range("eval.everyEpochs", e.everyEpochs(), 0, 1000);
+
+    var w = s.workflow();
+    unknown("workflow.", w.unknown());
+    range("workflow.continueAsNewAfter", w.continueAsNewAfter(), 0, 1_000_000);
   }
 
   private void unknown(String prefix, Map<String, Object> unknown) {

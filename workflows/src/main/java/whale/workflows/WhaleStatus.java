@@ -9,7 +9,9 @@ package whale.workflows;
  * @param rollouts training rollouts spent (weight steps + harness iterations)
  * @param testRollouts rollouts spent on test evaluation, counted apart
  * @param bestMeanAt8 best test mean@8 so far (NaN before the first evaluation)
- * @param bestAt where it was reached, e.g. "round 2 harness"
+ * @param bestAt where it was reached, e.g. "round 2 harness, step 14"
+ * @param phaseWorkflowId the running phase's child workflow, or null between phases
+ * @param continuedAsNew how many times the run has continued as new
  */
 public record WhaleStatus(
     String phase,
@@ -26,4 +28,6 @@ public record WhaleStatus(
     long rolloutsAtBest,
     String checkpointRef,
     String harnessRef,
-    String harnessName) {}
+    String harnessName,
+    String phaseWorkflowId,
+    int continuedAsNew) {}

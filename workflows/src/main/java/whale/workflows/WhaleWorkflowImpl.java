@@ -1,67 +1,44 @@
 package whale.workflows;
 
-import io.temporal.activity.ActivityOptions;
-import io.temporal.common.RetryOptions;
+import io.temporal.api.enums.v1.ParentClosePolicy;
 import io.temporal.failure.ApplicationFailure;
 import io.temporal.workflow.Async;
+import io.temporal.workflow.ChildWorkflowOptions;
 import io.temporal.workflow.Promise;
 import io.temporal.workflow.Workflow;
-import java.time.Duration;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Deque;
 import java.util.List;
 import java.util.Locale;
-import whale.workflows.activities.ArchiveEntry;
 import whale.workflows.activities.BaseModelRequest;
 import whale.workflows.activities.CandidateInfo;
-import whale.workflows.activities.EpisodeSettings;
-import whale.workflows.activities.EvalActivities;
-import whale.workflows.activities.EvalRequest;
-import whale.workflows.activities.HarnessActivities;
-import whale.workflows.activities.MeanAtKResult;
-import whale.workflows.activities.ProposeRequest;
-import whale.workflows.activities.RsftStepRequest;
-import whale.workflows.activities.RsftStepResult;
 import whale.workflows.activities.TaskRef;
-import whale.workflows.activities.WeightActivities;
-import whale.workflows.schedule.FixedSchedule;
-import whale.workflows.schedule.ParetoAcceptance;
+import whale.workflows.schedule.Limits;
+import whale.workflows.schedule.PatienceRule;
 import whale.workflows.schedule.PersistentSampler;
+import whale.workflows.schedule.PhasePlanner;
 import whale.workflows.schedule.Seeds;
 
 /**
- * The fixed WHALE schedule. Deterministic: all randomness is seeds derived from the spec, all work is
- * activities, and only references (checkpoints, harness sources, traces) pass through history.
+ * The parent of a WHALE run. It decides the phases ({@link PhasePlanner}), runs each as a child
+ * workflow, forwards the user's controls to the running child, evaluates on D_test after each phase
+ * and continues as new between phases when Temporal suggests it (or every
+ * {@code workflow.continueAsNewAfter} phases). Deterministic: all randomness is seeds derived from the
+ * spec, all work is activities, and only references travel through history.
  */
 public class WhaleWorkflowImpl implements WhaleWorkflow {
-  // Seed streams: one constant per use so that seeds never collide across uses.
-  private static final long SAMPLER = 1, PRETRAIN = 2, STEP = 3, HARNESS_SCORE = 4, TEST = 5,
-      PROPOSE = 6;
-
-  /**
-   * Heartbeat timeout: a dead worker is noticed within 20 s and its activity retried elsewhere.
-   * Activities heartbeat per pretraining step, per model batch and before each SFT epoch (the SDK
-   * throttles to 0.8 x this), all far more often than 20 s at whale's sizes.
-   */
-  private static final Duration HEARTBEAT = Duration.ofSeconds(20);
-
-  private static final RetryOptions RETRY = RetryOptions.newBuilder()
-      .setInitialInterval(Duration.ofSeconds(1))
-      .setBackoffCoefficient(2.0)
-      .setMaximumInterval(Duration.ofSeconds(30))
-      .setMaximumAttempts(10)
-      .setDoNotRetry(IllegalArgumentException.class.getName())
-      .build();
+  /** A control to pass to the running phase: a signal name and, for "limits", the new limits. */
+  private record Control(String signal, Limits limits) {}
 
   private ExperimentSpec spec;
-  private TaskRef task;
-  private EpisodeSettings episodes;
-  private FixedSchedule schedule;
-  private PersistentSampler sampler;
-
+  private Limits limits;
   private String phase = "starting";
+  private PhasePlanner.Kind lastPhase;
   private boolean paused;
   private boolean stopRequested;
   private boolean switchRequested;
+  private boolean ended;
   private int round;
   private int steps;
   private int harnessIteration;
@@ -69,178 +46,210 @@ public class WhaleWorkflowImpl implements WhaleWorkflow {
   private long testRollouts;
   private String checkpointRef;
   private CandidateInfo harness;
+  private PersistentSampler.Position sampler = PersistentSampler.Position.START;
   private double baseMeanAt8 = Double.NaN;
-  private double bestMeanAt8 = Double.NaN;
-  private String bestAt = "";
-  private long rolloutsAtBest;
-  private final List<RunEvent> events = new ArrayList<>();
-  private final List<RunEvent> evaluations = new ArrayList<>();
+  private List<RunEvent> events = new ArrayList<>();
+  private List<RunEvent> evaluations = new ArrayList<>();
+  private int continuedAsNew;
+  private String phaseWorkflowId;
+  private int progressSeq;
+  private final Deque<Control> controls = new ArrayDeque<>();
 
   @Override
-  public WhaleResult run(ExperimentSpec input) {
+  public WhaleResult run(ExperimentSpec input, WhaleState resume) {
     List<String> problems = SpecValidator.problems(input);
     if (!problems.isEmpty()) {
       throw ApplicationFailure.newNonRetryableFailure(
           "invalid experiment spec: " + String.join("; ", problems), "InvalidSpec");
     }
     spec = input;
-    task = TaskRef.of(spec);
-    episodes = EpisodeSettings.of(spec);
-    schedule = FixedSchedule.of(spec.data().weightProblems(), spec.rsft().promptsPerStep(),
-        spec.phases().weightEpochsPerPhase(), spec.phases().weightBudgetEpochs(),
-        spec.phases().harnessIterationsPerPhase(), spec.phases().maxRounds());
-    sampler = new PersistentSampler(spec.data().weightProblems(), Seeds.mix(spec.seed(), SAMPLER),
-        PersistentSampler.Position.START);
+    if (resume == null) {
+      limits = Limits.of(spec);
+      startBase();
+    } else {
+      restore(resume);
+    }
 
+    for (int phasesThisRun = 0; ; phasesThisRun++) {
+      Workflow.await(() -> !paused || stopRequested);
+      if (stopRequested) {
+        break;
+      }
+      PhasePlanner.Phase next = limits.planner(spec.schedule())
+          .next(new PhasePlanner.Progress(round, steps, lastPhase));
+      if (next.kind() == PhasePlanner.Kind.DONE) {
+        break;
+      }
+      if (PhaseReporter.continueAsNewDue(spec, phasesThisRun)) {
+        Workflow.await(Workflow::isEveryHandlerFinished);
+        Workflow.continueAsNew(spec, snapshot());
+      }
+      round = next.round();
+      if (next.kind() == PhasePlanner.Kind.WEIGHT) {
+        weightPhase(next);
+      } else {
+        harnessPhase(next);
+      }
+      switchRequested = false; // a switch signalled between phases applied to the phase just run
+      lastPhase = next.kind();
+      evaluateTest("round " + round + " " + phase + " end");
+    }
+    ended = true;
+    enterPhase("done");
+    RunEvent best = best();
+    return new WhaleResult(spec.name(), spec.schedule(), baseMeanAt8, best.meanAt8(), label(best),
+        best.rollouts(), rollouts, testRollouts, round, steps, stopRequested, checkpointRef,
+        harness.sourceRef(), harness.name(), List.copyOf(evaluations));
+  }
+
+  /** Pretrain the base model, write h0, evaluate both: the reference every schedule starts from. */
+  private void startBase() {
     enterPhase("base");
-    checkpointRef = weight("pretrain the base model")
-        .prepareBaseModel(new BaseModelRequest(task, spec.model(), Seeds.mix(spec.seed(), PRETRAIN)));
-    harness = harnessActivities("write the initial harness h0").initialHarness(task);
+    checkpointRef = WorkflowStubs.weight("pretrain the base model")
+        .prepareBaseModel(new BaseModelRequest(TaskRef.of(spec), spec.model(),
+            Seeds.mix(spec.seed(), SeedStreams.PRETRAIN)));
+    harness = WorkflowStubs.harness("write the initial harness h0").initialHarness(TaskRef.of(spec));
     if (!harness.valid()) {
       throw ApplicationFailure.newNonRetryableFailure(
           "the task's initial harness is invalid: " + harness.error(), "InvalidHarness");
     }
-    evaluateTest();
-    baseMeanAt8 = bestMeanAt8;
-
-    while (!stopRequested && schedule.startsRound(round + 1, steps)) {
-      round++;
-      weightPhase();
-      evaluateTest();
-      if (stopRequested || !schedule.harnessPhaseAfter(steps)) {
-        break;
-      }
-      harnessPhase();
-      evaluateTest();
-    }
-    enterPhase("done");
-    return new WhaleResult(spec.name(), spec.schedule(), baseMeanAt8, bestMeanAt8, bestAt,
-        rolloutsAtBest, rollouts, testRollouts, round, steps, stopRequested, checkpointRef,
-        harness.sourceRef(), harness.name(), List.copyOf(evaluations));
+    evaluateTest("base");
+    baseMeanAt8 = evaluations.get(0).meanAt8();
   }
 
-  private void weightPhase() {
+  private void weightPhase(PhasePlanner.Phase p) {
     enterPhase("weight");
-    int n = schedule.weightSteps(steps);
-    for (int i = 0; i < n; i++) {
-      awaitUnpaused();
-      if (stopRequested) {
-        return;
-      }
-      List<Integer> batch = sampler.next(spec.rsft().promptsPerStep());
-      int step = steps + 1;
-      RsftStepResult r = weight(String.format(Locale.ROOT, "RSFT step %d/%d (round %d)", step,
-          schedule.budgetSteps(), round))
-          .rsftStep(new RsftStepRequest(task, checkpointRef, harness.sourceRef(), step, batch,
-              spec.rsft().samplesPerPrompt(), spec.rsft().acceptThreshold(),
-              spec.rsft().minibatch(), spec.rsft().learningRate(),
-              Seeds.mix(spec.seed(), STEP, step), episodes));
-      steps = step;
-      checkpointRef = r.checkpointRef();
-      rollouts += r.rollouts();
-      events.add(RunEvent.step(round, steps, rollouts, r.trainReward(), r.accepted(), r.loss(),
-          checkpointRef));
-      Workflow.upsertTypedSearchAttributes(WhaleSearchAttributes.ROLLOUTS.valueSet(rollouts));
-      if (stopRequested) {
-        return;
-      }
-      if (switchRequested) {
-        switchRequested = false;
-        return;
-      }
-    }
+    controls.clear(); // the run never starts a phase while paused or stopping: nothing to pass on
+    String id = Workflow.getInfo().getWorkflowId() + "/r" + round + "-weight";
+    WeightPhaseWorkflow child = Workflow.newChildWorkflowStub(WeightPhaseWorkflow.class,
+        childOptions(id, String.format(Locale.ROOT, "weight phase, round %d (%s)", round,
+            p.adaptiveWeight() ? "until patience" : "to step " + p.stepLimit())));
+    WeightPhaseInput in = new WeightPhaseInput(spec, round, p.stepLimit(), p.adaptiveWeight(), limits,
+        harness, checkpointRef, steps, sampler, rollouts, testRollouts, PatienceRule.State.START,
+        List.of(), List.of(), false, switchRequested, false, 0);
+    int eventsAt = events.size();
+    int evaluationsAt = evaluations.size();
+    WeightPhaseResult r = follow(id, Async.function(child::run, in), child);
+    // The result is the authority: it replaces the live progress reports.
+    truncate(eventsAt, evaluationsAt);
+    events.addAll(r.events());
+    evaluations.addAll(r.evaluations());
+    checkpointRef = r.checkpointRef();
+    steps = r.steps();
+    sampler = r.sampler();
+    rollouts = r.rollouts();
+    testRollouts = r.testRollouts();
+    publish();
   }
 
-  private void harnessPhase() {
+  private void harnessPhase(PhasePlanner.Phase p) {
     enterPhase("harness");
-    String phaseKey = Workflow.getInfo().getWorkflowId() + "/round-" + round;
-    long scoreSeed = Seeds.mix(spec.seed(), HARNESS_SCORE, round);
-    List<ArchiveEntry> archive = new ArrayList<>();
-
-    // Iteration 1: the incoming harness re-scored under the new weights.
-    harnessIteration = 1;
-    MeanAtKResult incoming = score(harness, scoreSeed, 1);
-    rollouts += incoming.rollouts();
-    archive.add(new ArchiveEntry(1, harness, incoming));
-    events.add(RunEvent.candidate(round, 1, rollouts, harness.name(), incoming.meanAtK(),
-        incoming.meanTurns(), harness.sourceRef(), null));
-
-    for (int it = 2; it <= schedule.iterationsPerHarnessPhase(); it++) {
-      awaitUnpaused();
-      if (stopRequested) {
-        break;
-      }
-      if (switchRequested) {
-        switchRequested = false;
-        break;
-      }
-      harnessIteration = it;
-      List<CandidateInfo> candidates = harnessActivities(String.format(Locale.ROOT,
-          "propose %d candidates (round %d, iteration %d)",
-          spec.harness().candidatesPerIteration(), round, it))
-          .propose(new ProposeRequest(task, spec.harness().proposer(), phaseKey, it,
-              spec.harness().candidatesPerIteration(), Seeds.mix(spec.seed(), PROPOSE, round, it),
-              List.copyOf(archive), spec.harness()));
-      // Candidates are scored in parallel: eval workers can take them side by side.
-      List<Promise<MeanAtKResult>> scores = new ArrayList<>();
-      for (CandidateInfo c : candidates) {
-        final int iteration = it;
-        scores.add(c.valid() ? Async.function(() -> score(c, scoreSeed, iteration)) : null);
-      }
-      for (int i = 0; i < candidates.size(); i++) {
-        CandidateInfo c = candidates.get(i);
-        MeanAtKResult s = scores.get(i) == null ? null : scores.get(i).get();
-        if (s != null) {
-          rollouts += s.rollouts();
-        }
-        archive.add(new ArchiveEntry(it, c, s));
-        events.add(RunEvent.candidate(round, it, rollouts, c.name(),
-            s == null ? null : s.meanAtK(), s == null ? null : s.meanTurns(), c.sourceRef(),
-            c.valid() ? null : c.error()));
-      }
-      Workflow.upsertTypedSearchAttributes(WhaleSearchAttributes.ROLLOUTS.valueSet(rollouts));
-    }
-
-    List<ParetoAcceptance.Scored> scored = new ArrayList<>();
-    for (int i = 0; i < archive.size(); i++) {
-      ArchiveEntry e = archive.get(i);
-      if (e.score() != null) {
-        scored.add(new ParetoAcceptance.Scored(Integer.toString(i), e.score().meanAtK(),
-            e.score().meanTurns(), i));
-      }
-    }
-    ParetoAcceptance.Scored winner = ParetoAcceptance.pick(scored);
-    ArchiveEntry w = archive.get(winner.order());
-    harness = w.candidate();
-    events.add(RunEvent.accept(round, w.iteration(), rollouts, harness.name(), winner.success(),
-        winner.meanTurns(), harness.sourceRef()));
+    controls.clear();
+    String id = Workflow.getInfo().getWorkflowId() + "/r" + round + "-harness";
+    HarnessSearchWorkflow child = Workflow.newChildWorkflowStub(HarnessSearchWorkflow.class,
+        childOptions(id, String.format(Locale.ROOT, "harness search, round %d (%s%s)", round,
+            p.harnessRule() == null ? p.iterations() + " iterations" : "adaptive",
+            p.promptOnly() ? ", prompt only" : "")));
+    HarnessSearchInput in = new HarnessSearchInput(spec, round, p.iterations(),
+        p.harnessRule() != null, p.promptOnly(), limits, checkpointRef, harness, rollouts, List.of(),
+        0, Double.NEGATIVE_INFINITY, 0, List.of(), false, switchRequested, false, 0);
+    int eventsAt = events.size();
+    HarnessSearchResult r = follow(id, Async.function(child::run, in), child);
+    truncate(eventsAt, evaluations.size());
+    events.addAll(r.events());
+    harness = r.winner();
+    rollouts = r.rollouts();
     harnessIteration = 0;
+    publish();
   }
 
-  private MeanAtKResult score(CandidateInfo c, long seed, int iteration) {
-    return eval(String.format(Locale.ROOT, "score %s (round %d, iteration %d)", c.name(), round,
-        iteration))
-        .evaluate(new EvalRequest(task, checkpointRef, c.sourceRef(), "harness", 1, seed, episodes,
-            "round " + round + " iteration " + iteration + " " + c.name()));
-  }
-
-  private void evaluateTest() {
-    String label = round == 0 ? "base" : "round " + round + " " + phase;
-    MeanAtKResult r = eval("test mean@" + spec.eval().k() + " after " + label)
-        .evaluate(new EvalRequest(task, checkpointRef, harness.sourceRef(), "test",
-            spec.eval().k(), Seeds.mix(spec.seed(), TEST), episodes, label));
-    testRollouts += r.rollouts();
-    RunEvent e = RunEvent.testEval(phase, round, steps, rollouts, r.meanAtK(), r.passAtK(),
-        r.majAtK(), r.meanTurns(), checkpointRef, harness.sourceRef());
-    events.add(e);
-    evaluations.add(e);
-    if (Double.isNaN(bestMeanAt8) || r.meanAtK() > bestMeanAt8) {
-      bestMeanAt8 = r.meanAtK();
-      bestAt = label;
-      rolloutsAtBest = rollouts;
-      Workflow.upsertTypedSearchAttributes(WhaleSearchAttributes.BEST_MEAN_AT_8.valueSet(bestMeanAt8));
+  /**
+   * Waits for the phase child, passing on the user's controls as they arrive. Signals go by workflow
+   * id alone, so they reach the child's current run even after it continued as new.
+   */
+  private <R> R follow(String id, Promise<R> result, Object childStub) {
+    phaseWorkflowId = id;
+    progressSeq = 0;
+    Workflow.getWorkflowExecution(childStub).get(); // started: signals can reach it
+    while (true) {
+      Workflow.await(() -> result.isCompleted() || !controls.isEmpty());
+      while (!controls.isEmpty() && !result.isCompleted()) {
+        Control c = controls.poll();
+        try {
+          if (c.limits() != null) {
+            Workflow.newUntypedExternalWorkflowStub(id).signal(c.signal(), c.limits());
+          } else {
+            Workflow.newUntypedExternalWorkflowStub(id).signal(c.signal());
+          }
+        } catch (RuntimeException e) {
+          // The phase ended meanwhile; its result below is what counts.
+          Workflow.getLogger(WhaleWorkflowImpl.class).info("control {} not delivered to {}: {}",
+              c.signal(), id, e.toString());
+        }
+      }
+      if (result.isCompleted()) {
+        controls.clear();
+        phaseWorkflowId = null;
+        return result.get();
+      }
     }
-    Workflow.setCurrentDetails(RunTable.markdown(spec, evaluations, harness.name()));
+  }
+
+  private ChildWorkflowOptions childOptions(String id, String summary) {
+    return ChildWorkflowOptions.newBuilder()
+        .setWorkflowId(id)
+        .setTaskQueue(WhaleWorkflow.TASK_QUEUE)
+        .setParentClosePolicy(ParentClosePolicy.PARENT_CLOSE_POLICY_TERMINATE)
+        .setStaticSummary(summary)
+        .build();
+  }
+
+  private void truncate(int eventsAt, int evaluationsAt) {
+    events = new ArrayList<>(events.subList(0, Math.min(eventsAt, events.size())));
+    evaluations = new ArrayList<>(evaluations.subList(0, Math.min(evaluationsAt, evaluations.size())));
+  }
+
+  /** Test mean@k at a phase end, unless the phase's last step was just evaluated as it stands. */
+  private void evaluateTest(String label) {
+    if (!evaluations.isEmpty()) {
+      RunEvent last = evaluations.get(evaluations.size() - 1);
+      if (last.checkpointRef().equals(checkpointRef) && last.harnessRef().equals(harness.sourceRef())) {
+        return;
+      }
+    }
+    SeedStreams.Evaluated t = SeedStreams.testEval(spec, round == 0 ? "base" : phase, round, steps,
+        rollouts, checkpointRef, harness.sourceRef(), label);
+    testRollouts += t.rollouts();
+    events.add(t.event());
+    evaluations.add(t.event());
+    publish();
+  }
+
+  /** The best test evaluation so far: highest mean@k, the earliest on ties. */
+  private RunEvent best() {
+    RunEvent best = null;
+    for (RunEvent e : evaluations) {
+      if (best == null || e.meanAt8() > best.meanAt8()) {
+        best = e;
+      }
+    }
+    return best;
+  }
+
+  private static String label(RunEvent e) {
+    return e == null ? "" : e.round() == 0 ? "base"
+        : String.format(Locale.ROOT, "round %d %s, step %d", e.round(), e.phase(), e.step());
+  }
+
+  /** Search attributes and the Web UI's current details, after the record changed. */
+  private void publish() {
+    RunEvent best = best();
+    if (best != null) {
+      Workflow.upsertTypedSearchAttributes(
+          WhaleSearchAttributes.BEST_MEAN_AT_8.valueSet(best.meanAt8()),
+          WhaleSearchAttributes.ROLLOUTS.valueSet(rollouts));
+      Workflow.setCurrentDetails(RunTable.markdown(spec, evaluations, harness.name()));
+    }
   }
 
   private void enterPhase(String p) {
@@ -251,66 +260,150 @@ public class WhaleWorkflowImpl implements WhaleWorkflow {
         WhaleSearchAttributes.ROLLOUTS.valueSet(rollouts));
   }
 
-  private void awaitUnpaused() {
-    Workflow.await(() -> !paused || stopRequested);
+  private WhaleState snapshot() {
+    List<RunEvent> kept = events.size() <= WhaleState.KEPT_EVENTS ? events
+        : events.subList(events.size() - WhaleState.KEPT_EVENTS, events.size());
+    return new WhaleState(limits, round, steps, lastPhase, rollouts, testRollouts, checkpointRef,
+        harness, sampler, baseMeanAt8, List.copyOf(kept), List.copyOf(evaluations), paused,
+        stopRequested, continuedAsNew + 1);
   }
 
-  private WeightActivities weight(String summary) {
-    return Workflow.newActivityStub(WeightActivities.class, ActivityOptions.newBuilder()
-        .setTaskQueue(WeightActivities.TASK_QUEUE)
-        .setStartToCloseTimeout(Duration.ofHours(2))
-        .setHeartbeatTimeout(HEARTBEAT)
-        .setRetryOptions(RETRY)
-        .setSummary(summary)
-        .build());
+  private void restore(WhaleState s) {
+    limits = s.limits();
+    round = s.round();
+    steps = s.steps();
+    lastPhase = s.lastPhase();
+    rollouts = s.rollouts();
+    testRollouts = s.testRollouts();
+    checkpointRef = s.checkpointRef();
+    harness = s.harness();
+    sampler = s.sampler();
+    baseMeanAt8 = s.baseMeanAt8();
+    events = new ArrayList<>(s.events());
+    evaluations = new ArrayList<>(s.evaluations());
+    paused = s.paused();
+    stopRequested = s.stopRequested();
+    continuedAsNew = s.continuedAsNew();
+    phase = lastPhase == null ? "base" : lastPhase == PhasePlanner.Kind.WEIGHT ? "weight" : "harness";
   }
 
-  private EvalActivities eval(String summary) {
-    return Workflow.newActivityStub(EvalActivities.class, ActivityOptions.newBuilder()
-        .setTaskQueue(EvalActivities.TASK_QUEUE)
-        .setStartToCloseTimeout(Duration.ofHours(2))
-        .setHeartbeatTimeout(HEARTBEAT)
-        .setRetryOptions(RETRY)
-        .setSummary(summary)
-        .build());
-  }
+  // --- controls -------------------------------------------------------------------------------
 
-  private HarnessActivities harnessActivities(String summary) {
-    return Workflow.newActivityStub(HarnessActivities.class, ActivityOptions.newBuilder()
-        .setTaskQueue(HarnessActivities.TASK_QUEUE)
-        .setStartToCloseTimeout(Duration.ofMinutes(30))
-        .setHeartbeatTimeout(HEARTBEAT)
-        .setRetryOptions(RETRY)
-        .setSummary(summary)
-        .build());
-  }
-
+  /** Between phases (or before the first) the switch applies to the next phase, after its first unit. */
   @Override
   public void forcePhaseSwitch() {
-    switchRequested = true;
+    if (!switchRequested && !ended) {
+      switchRequested = true;
+      if (phaseWorkflowId != null) {
+        controls.add(new Control("forcePhaseSwitch", null));
+      }
+    }
   }
 
   @Override
   public void pause() {
     paused = true;
+    controls.add(new Control("pause", null));
   }
 
   @Override
   public void resume() {
     paused = false;
+    controls.add(new Control("resume", null));
   }
 
   @Override
   public void stop() {
     stopRequested = true;
+    controls.add(new Control("stop", null));
+  }
+
+  @Override
+  public void phaseProgress(PhaseProgress p) {
+    if (p == null || p.event() == null || !p.phaseWorkflowId().equals(phaseWorkflowId)
+        || p.seq() <= progressSeq) {
+      return; // not from the running phase, or a repeat: the phase's result will say all
+    }
+    progressSeq = p.seq();
+    events.add(p.event());
+    if ("test-eval".equals(p.event().kind())) {
+      evaluations.add(p.event());
+    }
+    if (p.steps() > 0) {
+      steps = p.steps();
+      checkpointRef = p.checkpointRef();
+    }
+    harnessIteration = p.harnessIteration();
+    rollouts = p.rollouts();
+    testRollouts = Math.max(testRollouts, p.testRollouts());
+    publish();
+  }
+
+  @Override
+  public void validateSwitchPhase() {
+    if (ended) {
+      throw new IllegalStateException("the run has ended; there is no phase to switch");
+    }
+    if (stopRequested) {
+      throw new IllegalStateException("the run is stopping; there is no phase to switch to");
+    }
+    if (paused) {
+      throw new IllegalStateException("the run is paused: resume it before switching phases");
+    }
+    if (phaseWorkflowId == null) {
+      throw new IllegalStateException("no phase is running (the run is in phase " + phase + ")");
+    }
+    if (switchRequested) {
+      throw new IllegalStateException("a switch of this " + phase + " phase is already pending");
+    }
+  }
+
+  @Override
+  public String switchPhase() {
+    forcePhaseSwitch();
+    return String.format(Locale.ROOT, "the %s phase of round %d ends after its current %s", phase,
+        round, phase.equals("weight") ? "RSFT step" : "iteration");
+  }
+
+  @Override
+  public void validateAdjust(Adjustment a) {
+    if (ended) {
+      throw new IllegalStateException("the run has ended; its limits can no longer change");
+    }
+    if (stopRequested) {
+      throw new IllegalStateException("the run is stopping; its limits can no longer change");
+    }
+    if (limits == null) {
+      throw new IllegalStateException("the run has not started its schedule yet");
+    }
+    List<String> problems = limits.problems(a, spec.schedule(), steps);
+    if (!problems.isEmpty()) {
+      throw new IllegalArgumentException(String.join("; ", problems));
+    }
+  }
+
+  @Override
+  public String adjust(Adjustment a) {
+    limits = limits.adjusted(a);
+    if (phaseWorkflowId != null) {
+      controls.add(new Control("limits", limits));
+    }
+    return String.format(Locale.ROOT,
+        "weight budget %d steps (%.2f epochs, %d done); patience %d steps; harness phases: at least "
+            + "%d iterations, stop after %d without a better best, at most %d",
+        limits.budgetSteps(), limits.budgetSteps() / (double) limits.stepsPerEpoch(), steps,
+        limits.patienceSteps(), limits.harness().minIterations(), limits.harness().patience(),
+        limits.harness().maxIterations());
   }
 
   @Override
   public WhaleStatus status() {
+    RunEvent best = best();
     return new WhaleStatus(phase, paused, stopRequested, round, steps,
-        schedule == null ? 0 : schedule.budgetSteps(), harnessIteration, rollouts, testRollouts,
-        bestMeanAt8, bestAt, rolloutsAtBest, checkpointRef,
-        harness == null ? null : harness.sourceRef(), harness == null ? null : harness.name());
+        limits == null ? 0 : limits.budgetSteps(), harnessIteration, rollouts, testRollouts,
+        best == null ? Double.NaN : best.meanAt8(), label(best), best == null ? 0 : best.rollouts(),
+        checkpointRef, harness == null ? null : harness.sourceRef(),
+        harness == null ? null : harness.name(), phaseWorkflowId, continuedAsNew);
   }
 
   @Override

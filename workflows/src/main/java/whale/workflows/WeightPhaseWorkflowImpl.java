@@ -1,0 +1,134 @@
+package whale.workflows;
+
+import io.temporal.workflow.Workflow;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import whale.workflows.activities.EpisodeSettings;
+import whale.workflows.activities.RsftStepRequest;
+import whale.workflows.activities.RsftStepResult;
+import whale.workflows.activities.TaskRef;
+import whale.workflows.schedule.Limits;
+import whale.workflows.schedule.PatienceRule;
+import whale.workflows.schedule.PersistentSampler;
+import whale.workflows.schedule.Seeds;
+
+/** See {@link WeightPhaseWorkflow}. Deterministic; all work is activities, only references in history. */
+public class WeightPhaseWorkflowImpl implements WeightPhaseWorkflow {
+  private Limits limits;
+  private boolean paused;
+  private boolean switchRequested;
+  private boolean stopRequested;
+
+  @Override
+  public WeightPhaseResult run(WeightPhaseInput in) {
+    ExperimentSpec spec = in.spec();
+    limits = in.limits();
+    paused |= in.paused();
+    switchRequested |= in.switchRequested();
+    stopRequested |= in.stopRequested();
+    TaskRef task = TaskRef.of(spec);
+    EpisodeSettings episodes = EpisodeSettings.of(spec);
+    PersistentSampler sampler = new PersistentSampler(spec.data().weightProblems(),
+        Seeds.mix(spec.seed(), SeedStreams.SAMPLER), in.sampler());
+    String checkpoint = in.checkpointRef();
+    int steps = in.steps();
+    long rollouts = in.rollouts();
+    long testRollouts = in.testRollouts();
+    PatienceRule.State patience = in.patience();
+    List<RunEvent> events = new ArrayList<>(in.events());
+    List<RunEvent> evaluations = new ArrayList<>(in.evaluations());
+    int seq = in.progressSeq();
+    int evalEvery = evalEverySteps(spec, limits.stepsPerEpoch());
+    String phaseId = Workflow.getInfo().getWorkflowId();
+    String endedBy;
+
+    for (int stepsThisRun = 0; ; stepsThisRun++) {
+      int limit = in.adaptive() ? limits.budgetSteps() : Math.min(in.stepLimit(), limits.budgetSteps());
+      if (steps >= limit) {
+        endedBy = steps >= limits.budgetSteps() ? "budget" : "length";
+        break;
+      }
+      Workflow.await(() -> !paused || stopRequested);
+      if (stopRequested) {
+        endedBy = "stop";
+        break;
+      }
+      if (PhaseReporter.continueAsNewDue(spec, stepsThisRun)) {
+        Workflow.await(Workflow::isEveryHandlerFinished);
+        Workflow.continueAsNew(new WeightPhaseInput(spec, in.round(), in.stepLimit(), in.adaptive(),
+            limits, in.harness(), checkpoint, steps, sampler.position(), rollouts, testRollouts,
+            patience, events, evaluations, paused, switchRequested, stopRequested, seq));
+      }
+
+      List<Integer> batch = sampler.next(spec.rsft().promptsPerStep());
+      int step = steps + 1;
+      RsftStepResult r = WorkflowStubs.weight(String.format(Locale.ROOT,
+          "RSFT step %d/%d (round %d)", step, limits.budgetSteps(), in.round()))
+          .rsftStep(new RsftStepRequest(task, checkpoint, in.harness().sourceRef(), step, batch,
+              spec.rsft().samplesPerPrompt(), spec.rsft().acceptThreshold(), spec.rsft().minibatch(),
+              spec.rsft().learningRate(), Seeds.mix(spec.seed(), SeedStreams.STEP, step), episodes));
+      steps = step;
+      checkpoint = r.checkpointRef();
+      rollouts += r.rollouts();
+      RunEvent e = RunEvent.step(in.round(), steps, rollouts, r.trainReward(), r.accepted(), r.loss(),
+          checkpoint);
+      events.add(e);
+      PhaseReporter.report(new PhaseProgress(phaseId, ++seq, e, steps, 0, rollouts, testRollouts,
+          checkpoint));
+      patience = limits.patienceRule().observe(patience, r.trainReward());
+
+      if (evalEvery > 0 && steps % evalEvery == 0) {
+        SeedStreams.Evaluated t = SeedStreams.testEval(spec, "weight", in.round(), steps, rollouts,
+            checkpoint, in.harness().sourceRef(),
+            String.format(Locale.ROOT, "step %d (%.2f epochs)", steps, steps / (double) limits.stepsPerEpoch()));
+        testRollouts += t.rollouts();
+        evaluations.add(t.event());
+        events.add(t.event());
+        PhaseReporter.report(new PhaseProgress(phaseId, ++seq, t.event(), steps, 0, rollouts,
+            testRollouts, checkpoint));
+      }
+      if (in.adaptive() && limits.patienceRule().fires(patience)) {
+        endedBy = "patience";
+        break;
+      }
+      if (switchRequested) { // checked after the step: a switched phase still makes one step
+        endedBy = "switch";
+        break;
+      }
+    }
+    return new WeightPhaseResult(checkpoint, steps, sampler.position(), rollouts, testRollouts,
+        List.copyOf(events), List.copyOf(evaluations), endedBy);
+  }
+
+  /** Periodic test evaluation in steps: {@code eval.everyEpochs} of an epoch, at least one step. */
+  static int evalEverySteps(ExperimentSpec spec, int stepsPerEpoch) {
+    double every = spec.eval().everyEpochs();
+    return every <= 0 ? 0 : Math.max(1, (int) Math.round(every * stepsPerEpoch));
+  }
+
+  @Override
+  public void pause() {
+    paused = true;
+  }
+
+  @Override
+  public void resume() {
+    paused = false;
+  }
+
+  @Override
+  public void forcePhaseSwitch() {
+    switchRequested = true;
+  }
+
+  @Override
+  public void stop() {
+    stopRequested = true;
+  }
+
+  @Override
+  public void limits(Limits newLimits) {
+    limits = newLimits;
+  }
+}

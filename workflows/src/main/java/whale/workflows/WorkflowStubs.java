@@ -1,0 +1,60 @@
+package whale.workflows;
+
+import io.temporal.activity.ActivityOptions;
+import io.temporal.common.RetryOptions;
+import io.temporal.workflow.Workflow;
+import java.time.Duration;
+import whale.workflows.activities.EvalActivities;
+import whale.workflows.activities.HarnessActivities;
+import whale.workflows.activities.ReportActivities;
+import whale.workflows.activities.WeightActivities;
+
+/** Activity stubs with the options every whale workflow uses; each call carries a summary for the UI. */
+final class WorkflowStubs {
+  private WorkflowStubs() {}
+
+  /**
+   * Heartbeat timeout: a dead worker is noticed within 20 s and its activity retried elsewhere.
+   * Activities heartbeat per pretraining step, per model batch and before each SFT epoch (the SDK
+   * throttles to 0.8 x this), all far more often than 20 s at whale's sizes.
+   */
+  private static final Duration HEARTBEAT = Duration.ofSeconds(20);
+
+  private static final RetryOptions RETRY = RetryOptions.newBuilder()
+      .setInitialInterval(Duration.ofSeconds(1))
+      .setBackoffCoefficient(2.0)
+      .setMaximumInterval(Duration.ofSeconds(30))
+      .setMaximumAttempts(10)
+      .setDoNotRetry(IllegalArgumentException.class.getName())
+      .build();
+
+  static WeightActivities weight(String summary) {
+    return Workflow.newActivityStub(WeightActivities.class,
+        options(WeightActivities.TASK_QUEUE, Duration.ofHours(2), summary));
+  }
+
+  static EvalActivities eval(String summary) {
+    return Workflow.newActivityStub(EvalActivities.class,
+        options(EvalActivities.TASK_QUEUE, Duration.ofHours(2), summary));
+  }
+
+  static HarnessActivities harness(String summary) {
+    return Workflow.newActivityStub(HarnessActivities.class,
+        options(HarnessActivities.TASK_QUEUE, Duration.ofMinutes(30), summary));
+  }
+
+  static ReportActivities report(String summary) {
+    return Workflow.newActivityStub(ReportActivities.class,
+        options(ReportActivities.TASK_QUEUE, Duration.ofMinutes(10), summary));
+  }
+
+  private static ActivityOptions options(String queue, Duration startToClose, String summary) {
+    return ActivityOptions.newBuilder()
+        .setTaskQueue(queue)
+        .setStartToCloseTimeout(startToClose)
+        .setHeartbeatTimeout(HEARTBEAT)
+        .setRetryOptions(RETRY)
+        .setSummary(summary)
+        .build();
+  }
+}
