@@ -7,6 +7,7 @@ import java.util.Set;
 import whale.activities.ActivityRuntime;
 import whale.activities.EvalActivitiesImpl;
 import whale.activities.HarnessActivitiesImpl;
+import whale.activities.ReportActivitiesImpl;
 import whale.activities.WeightActivitiesImpl;
 import whale.workflows.ComparisonWorkflowImpl;
 import whale.workflows.HarnessSearchWorkflowImpl;
@@ -29,8 +30,9 @@ public final class WhaleWorkers {
             new WeightActivitiesImpl(runtime));
         case EVAL -> worker(factory, q, 2).registerActivitiesImplementations(
             new EvalActivitiesImpl(runtime));
+        // Reports are CPU-only like harness work, so they share its worker and slots.
         case HARNESS -> worker(factory, q, 2).registerActivitiesImplementations(
-            new HarnessActivitiesImpl(runtime));
+            new HarnessActivitiesImpl(runtime), new ReportActivitiesImpl(runtime));
         default -> throw new IllegalStateException(q.name());
       }
     }
