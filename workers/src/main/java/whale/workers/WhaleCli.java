@@ -7,7 +7,7 @@ import picocli.CommandLine.Command;
 @Command(name = "whale", mixinStandardHelpOptions = true, version = "whale 0.1.0",
     description = "WHALE (Weight-Harness Alternating LEarning) as a durable Temporal workflow.",
     subcommands = {DemoCommand.class, WorkerCommand.class, StartCommand.class,
-        SignalCommand.class, StatusCommand.class, TasksCommand.class, CompareCommand.class})
+        SignalCommand.class, StatusCommand.class, TasksCommand.class, CompareCommand.class, ReportCommand.class})
 public class WhaleCli implements Runnable {
   @Override
   public void run() {

@@ -2,6 +2,7 @@ package whale.workers;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
@@ -9,6 +10,7 @@ import io.temporal.api.enums.v1.EventType;
 import io.temporal.client.WorkflowClient;
 import io.temporal.client.WorkflowOptions;
 import io.temporal.client.WorkflowStub;
+import io.temporal.client.WorkflowNotFoundException;
 import io.temporal.client.WorkflowUpdateException;
 import io.temporal.testing.TestWorkflowEnvironment;
 import io.temporal.testing.TestWorkflowExtension;
@@ -203,6 +205,7 @@ class SchedulesTest {
             && !e.getWorkflowExecutionStartedEventAttributes().getContinuedExecutionRunId().isEmpty()));
     WhaleStatus s = client.newWorkflowStub(WhaleWorkflow.class, "handed").status();
     assertTrue(s.continuedAsNew() >= 1, "parent continued as new " + s.continuedAsNew() + " times");
+    Histories.replayAndKeep(client, "handed", "continue-as-new");
   }
 
   @Test
@@ -224,8 +227,9 @@ class SchedulesTest {
     rejected(() -> wf.adjust(new Adjustment(0.25, null, null, null)), "below");
     WhaleResult r = stub.getResult(WhaleResult.class);
     assertEquals(6, r.steps(), "the adjusted budget is spent");
-    rejected(() -> wf.switchPhase(), "ended");
-    rejected(() -> wf.adjust(new Adjustment(2.0, null, null, null)), "ended");
+    // after the end the server itself refuses updates: a closed run takes none
+    assertThrows(WorkflowNotFoundException.class, () -> wf.switchPhase());
+    assertThrows(WorkflowNotFoundException.class, () -> wf.adjust(new Adjustment(2.0, null, null, null)));
     assertTrue(running.step() >= 1);
   }
 

@@ -49,7 +49,7 @@ public class ComparisonWorkflowImpl implements ComparisonWorkflow {
     }
     int k = spec.experiment().eval().k();
     ComparisonReport report = WorkflowStubs.report("render the comparison report")
-        .render(new ReportRequest(id, spec.name(), k, List.copyOf(finished)));
+        .render(new ReportRequest(id.replaceAll("[^A-Za-z0-9._-]", "_"), spec.name(), k, List.copyOf(finished)));
     Workflow.setCurrentDetails(report.table() + "\n\nplot: `" + report.pngPath() + "`  \npage: `"
         + report.htmlPath() + "`  \n(artifact store: " + report.pngRef() + ", " + report.htmlRef() + ")");
     return new ComparisonResult(spec.name(), k, List.copyOf(finished), report);

@@ -209,11 +209,15 @@ public class WhaleWorkflowImpl implements WhaleWorkflow {
     evaluations = new ArrayList<>(evaluations.subList(0, Math.min(evaluationsAt, evaluations.size())));
   }
 
-  /** Test mean@k at a phase end, unless the phase's last step was just evaluated as it stands. */
+  /**
+   * Test mean@k at a phase end, unless the phase's periodic evaluation just measured this very
+   * checkpoint and harness in the same phase.
+   */
   private void evaluateTest(String label) {
     if (!evaluations.isEmpty()) {
       RunEvent last = evaluations.get(evaluations.size() - 1);
-      if (last.checkpointRef().equals(checkpointRef) && last.harnessRef().equals(harness.sourceRef())) {
+      if (last.round() == round && last.phase().equals(phase)
+          && last.checkpointRef().equals(checkpointRef) && last.harnessRef().equals(harness.sourceRef())) {
         return;
       }
     }

@@ -1,22 +1,45 @@
 package whale.workflows;
 
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 import io.temporal.testing.WorkflowReplayer;
-import java.io.InputStream;
-import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * Replays a recorded history of a complete run (two rounds, signals none) against the current
- * workflow code: any change that would break running workflows fails here. Re-record it with
- * {@code WhaleWorkflowTest} (workers module, writes workers/target/histories/) only together with
- * a versioned workflow change.
+ * Replays recorded histories of complete runs of every schedule — the parent WhaleWorkflow and each
+ * phase child — against the current workflow code: any change that would break running workflows
+ * fails here. Re-record them with the workers module's SchedulesTest/WhaleWorkflowTest (they write
+ * workers/target/histories/<schedule>/) only together with a deliberate, versioned workflow change.
  */
 class WhaleWorkflowReplayTest {
+  static final List<String> SCHEDULES = List.of("whale", "whale-adaptive", "weight-only",
+      "harness-only", "stagewise", "fst");
+
+  static Stream<Path> histories() throws Exception {
+    Path root = Path.of(WhaleWorkflowReplayTest.class.getResource("/histories").toURI());
+    return Files.walk(root).filter(p -> p.toString().endsWith(".json")).sorted();
+  }
+
   @Test
-  void recordedFullRunReplays() throws Exception {
-    try (InputStream in = getClass().getResourceAsStream("/histories/whale-full-run.json")) {
-      String json = new String(in.readAllBytes(), StandardCharsets.UTF_8);
-      WorkflowReplayer.replayWorkflowExecution(json, WhaleWorkflowImpl.class);
+  void everyScheduleHasARecordedRunWithItsPhases() throws Exception {
+    for (String s : SCHEDULES) {
+      Path dir = Path.of(WhaleWorkflowReplayTest.class.getResource("/histories/" + s).toURI());
+      try (Stream<Path> files = Files.list(dir)) {
+        assertTrue(files.count() >= 2, s + ": the parent and at least one phase child");
+      }
     }
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("histories")
+  void recordedHistoryReplays(Path history) throws Exception {
+    WorkflowReplayer.replayWorkflowExecution(Files.readString(history), WhaleWorkflowImpl.class,
+        WeightPhaseWorkflowImpl.class, HarnessSearchWorkflowImpl.class, ComparisonWorkflowImpl.class);
   }
 }
