@@ -2,6 +2,7 @@ package whale.workflows;
 
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.temporal.common.WorkflowExecutionHistory;
 import io.temporal.testing.WorkflowReplayer;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -39,7 +40,11 @@ class WhaleWorkflowReplayTest {
   @ParameterizedTest(name = "{0}")
   @MethodSource("histories")
   void recordedHistoryReplays(Path history) throws Exception {
-    WorkflowReplayer.replayWorkflowExecution(Files.readString(history), WhaleWorkflowImpl.class,
+    // Phase children's ids derive from the parent's, so replay under the recorded workflow id
+    // (the file name, with '/' written as '_').
+    String id = history.getFileName().toString().replaceFirst("\\.json$", "").replace('_', '/');
+    WorkflowReplayer.replayWorkflowExecution(
+        WorkflowExecutionHistory.fromJson(Files.readString(history), id), WhaleWorkflowImpl.class,
         WeightPhaseWorkflowImpl.class, HarnessSearchWorkflowImpl.class, ComparisonWorkflowImpl.class);
   }
 }
