@@ -13,6 +13,7 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import whale.activities.ActivityRuntime;
@@ -42,22 +43,43 @@ public class CompareCommand implements Callable<Integer> {
       + "temporal binary is on the PATH.")
   boolean forceTestServer;
 
+  @Option(names = "--server", description = "Run on the Temporal server of the connection options "
+      + "(workers must be running: whale worker) instead of in this process; the run outlives this "
+      + "command, and `whale report <id>` regenerates its report.")
+  boolean onServer;
+
+  @Mixin Connection connection;
+
   @Override
   public Integer call() throws Exception {
     long t0 = System.nanoTime();
     ComparisonSpec spec = SpecJson.parseComparison(Files.readString(specFile));
+    String id = "whale-compare-" + spec.name().replaceAll("[^A-Za-z0-9._-]", "_") + "-"
+        + System.currentTimeMillis();
+    if (onServer) {
+      var service = connection.service();
+      try {
+        return follow(connection.client(service), id, spec, t0, "the workers' artifact store");
+      } finally {
+        service.shutdown();
+      }
+    }
     ActivityRuntime runtime = ActivityRuntime.open(Artifacts.dir(artifacts));
     Optional<Path> temporal = forceTestServer ? Optional.empty() : DemoCommand.findOnPath("temporal");
     try (TestWorkflowEnvironment env = DemoCommand.environment(temporal)) {
       WhaleWorkers.register(env.getWorkerFactory(), EnumSet.allOf(Queue.class), runtime);
       env.start();
-      WorkflowClient client = env.getWorkflowClient();
-      String id = "whale-compare-" + spec.name().replaceAll("[^A-Za-z0-9._-]", "_") + "-"
-          + System.currentTimeMillis();
+      return follow(env.getWorkflowClient(), id, spec, t0, runtime.store().root().toString());
+    }
+  }
+
+  private static int follow(WorkflowClient client, String id, ComparisonSpec spec, long t0,
+      String artifacts) throws Exception {
+    {
       ComparisonWorkflow wf = client.newWorkflowStub(ComparisonWorkflow.class,
           WorkflowOptions.newBuilder().setTaskQueue(WhaleWorkflow.TASK_QUEUE).setWorkflowId(id).build());
       System.out.printf(Locale.ROOT, "started %s: %d schedules x %d seeds; artifacts at %s%n", id,
-          spec.schedules().size(), spec.seeds().size(), runtime.store().root());
+          spec.schedules().size(), spec.seeds().size(), artifacts);
       CompletableFuture<ComparisonResult> done = WorkflowClient.execute(wf::run, spec);
       ComparisonWorkflow q = client.newWorkflowStub(ComparisonWorkflow.class, id);
       int printed = 0;

@@ -36,11 +36,12 @@ final class Report {
     return String.format(Locale.ROOT,
         "phase %s%s%s, round %d, step %d/%d, harness iteration %d%n"
             + "rollouts %d (test %d), best mean@8 %.3f at %s (rollouts %d)%n"
-            + "checkpoint %s%nharness %s (%s)",
+            + "checkpoint %s%nharness %s (%s)%nphase workflow %s; continued as new %d times",
         s.phase(), s.paused() ? " (paused)" : "", s.stopRequested() ? " (stopping)" : "",
         s.round(), s.step(), s.budgetSteps(), s.harnessIteration(), s.rollouts(),
         s.testRollouts(), s.bestMeanAt8(), s.bestAt(), s.rolloutsAtBest(), s.checkpointRef(),
-        s.harnessName(), s.harnessRef());
+        s.harnessName(), s.harnessRef(),
+        s.phaseWorkflowId() == null ? "none (between phases)" : s.phaseWorkflowId(), s.continuedAsNew());
   }
 
   static String result(ExperimentSpec spec, WhaleResult r) {
