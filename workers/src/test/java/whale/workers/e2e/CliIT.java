@@ -2,6 +2,7 @@ package whale.workers.e2e;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -18,8 +19,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The {@code temporal} CLI as whale's users drive it: the real dev server, the four workers as
- * separate {@code whale worker} JVMs, and {@code temporal workflow start/signal/query/describe/
- * result/list} against them.
+ * separate {@code whale worker} JVMs, and {@code temporal workflow start/signal/update/query/
+ * describe/result/list} against them.
  */
 class CliIT {
   static final ObjectMapper JSON = new ObjectMapper();
@@ -84,37 +85,100 @@ class CliIT {
     return out;
   }
 
+  /** {@code temporal workflow update execute --workflow-id ID --name NAME [MORE...]}, rc not checked. */
+  private static Temporal.Result update(String id, String name, String... more) {
+    java.util.List<String> args = new java.util.ArrayList<>(java.util.List.of("workflow", "update",
+        "execute", "--workflow-id", id, "--name", name, "-o", "json"));
+    args.addAll(java.util.List.of(more));
+    return Temporal.cli(server.address(), args.toArray(String[]::new));
+  }
+
+  /** A rejected update: the CLI exits non-zero and prints the validator's message. */
+  private static void assertRejected(Temporal.Result r, String message) {
+    assertNotEquals(0, r.rc(), "the update must be rejected: " + r.out() + r.err());
+    assertTrue((r.out() + r.err()).contains(message),
+        "expected the validator's message \"" + message + "\", got: " + r.out() + r.err());
+  }
+
+  /** An accepted update's result (the CLI's {@code -o json} answer). */
+  private static String accepted(Temporal.Result r) throws Exception {
+    assertEquals(0, r.rc(), "the update must be accepted: " + r.out() + r.err());
+    return JSON.readTree(r.out()).get("result").asText();
+  }
+
   @Test
-  void startPauseQueryForceSwitchResumeDescribeAndResultThroughTheCli() throws Exception {
+  void startPauseQueryUpdatesForceSwitchResumeDescribeAndResultThroughTheCli() throws Exception {
     String id = "cli-run";
+    // --input-file passes the spec alone: the one-argument start of run(spec, resume), which the
+    // SDK completes with resume = null
     String started = cli("workflow", "start", "--type", "WhaleWorkflow",
         "--task-queue", "whale-control", "--workflow-id", id, "--input-file",
         E2e.tinySpec().toString());
     assertTrue(started.contains(id), started);
-    // pausing right away: the base model takes seconds, so the run holds before its first step
+    // pausing right away: the run still pretrains the base model, writes h0 and evaluates both,
+    // then holds in phase "base" before it starts the first weight phase
     cli("workflow", "signal", "--workflow-id", id, "--name", "pause");
-    JsonNode held = waitStatus(id, s -> s.get("phase").asText().equals("weight")
-        && s.get("paused").asBoolean());
+    JsonNode held = waitStatus(id, s -> s.get("phase").asText().equals("base")
+        && s.get("paused").asBoolean() && s.get("bestMeanAt8").isNumber());
     assertEquals(0, held.get("step").asInt());
+    assertTrue(held.get("phaseWorkflowId").isNull(), held.toString());
     Thread.sleep(2000);
     JsonNode still = status(server.address(), id);
     assertEquals(0, still.get("step").asInt(), "no RSFT step may run while paused");
     assertTrue(still.get("paused").asBoolean());
-    assertEquals("weight", searchAttributes(server.address(), id).get("WhalePhase").asText());
+    assertEquals("base", still.get("phase").asText());
+    assertTrue(still.get("phaseWorkflowId").isNull(), "no phase starts while paused: " + still);
+    assertEquals("base", searchAttributes(server.address(), id).get("WhalePhase").asText());
+    String noChild = cli("workflow", "list", "--query", "ParentWorkflowId = '" + id + "'",
+        "-o", "json");
+    assertFalse(noChild.contains(id + "/r"), "no phase child before resume: " + noChild);
+
+    // updates while paused: a switch is rejected, and so are an empty or inapplicable adjustment;
+    // a rejected update leaves no trace, an accepted one answers with the new limits
+    assertRejected(update(id, "switchPhase"),
+        "the run is paused: resume it before switching phases");
+    assertRejected(update(id, "adjust", "--input", "{}"),
+        "nothing to change: set weightBudgetEpochs, patienceEpochs, harnessPatience or "
+            + "harnessMaxIterations");
+    assertRejected(update(id, "adjust", "--input", "{\"patienceEpochs\": 0.5}"),
+        "patienceEpochs: schedule whale has no patience rule");
+    String adjusted = accepted(update(id, "adjust", "--input", "{\"weightBudgetEpochs\": 1.5}"));
+    assertTrue(adjusted.startsWith("weight budget 6 steps (1.50 epochs, 0 done)"), adjusted);
+    assertEquals(6, status(server.address(), id).get("budgetSteps").asInt());
 
     // forcePhaseSwitch then resume: round 1 ends after a single RSFT step
     cli("workflow", "signal", "--workflow-id", id, "--name", "forcePhaseSwitch");
     cli("workflow", "signal", "--workflow-id", id, "--name", "resume");
     assertFalse(status(server.address(), id).get("paused").asBoolean());
 
+    // switchPhase while a weight phase runs: accepted. Sent while the first step of round 2 (steps
+    // 2-3) or round 3 (steps 4-5) runs, so that step, the periodic evaluation after it and the
+    // phase's second step still lie ahead when the update arrives.
+    JsonNode running = waitStatus(id, s -> s.get("phase").asText().equals("weight")
+        && !s.get("phaseWorkflowId").isNull() && !s.get("paused").asBoolean()
+        && ((s.get("round").asInt() == 2 && s.get("step").asInt() == 1)
+            || (s.get("round").asInt() == 3 && s.get("step").asInt() == 3)));
+    int switchedRound = running.get("round").asInt();
+    assertEquals(id + "/r" + switchedRound + "-weight", running.get("phaseWorkflowId").asText());
+    assertEquals("the weight phase of round " + switchedRound + " ends after its current RSFT step",
+        accepted(update(id, "switchPhase")));
+    System.out.println("switchPhase accepted in round " + switchedRound + " at " + running);
+    // a budget below the steps already done is rejected, naming them
+    JsonNode spent = waitStatus(id, s -> s.get("step").asInt() >= 2);
+    assertRejected(update(id, "adjust", "--input", "{\"weightBudgetEpochs\": 0.25}"),
+        "weightBudgetEpochs: 0.25 epochs is 1 steps, below the ");
+    assertFalse(spent.get("phase").asText().equals("done"), spent.toString());
+
     JsonNode result = JSON.readTree(cli("workflow", "result", "--workflow-id", id, "-o", "json"));
     assertEquals("COMPLETED", result.get("status").asText(), result.toString());
     JsonNode r = result.get("closeEvent").get("workflowExecutionCompletedEventAttributes")
         .get("result").get(0);
     assertEquals("e2e-tiny", r.get("name").asText());
-    // budget 4 steps: 1 (cut by the signal) + 2 + 1 -> three rounds
-    assertEquals(4, r.get("steps").asInt());
-    assertEquals(3, r.get("rounds").asInt());
+    // the adjusted budget of 6 steps: 1 (cut by the signal) + 2 + 2 + 1 -> four rounds. The switch
+    // accepted in round 2 or 3 ends that phase after its current step: at most it moves a step to
+    // the next round, which changes neither count.
+    assertEquals(6, r.get("steps").asInt(), "the adjusted budget: " + r);
+    assertEquals(4, r.get("rounds").asInt(), r.toString());
     int firstWeightEvalStep = -1;
     for (JsonNode e : r.get("evaluations")) {
       if (e.get("phase").asText().equals("weight")) {
@@ -138,10 +202,39 @@ class CliIT {
     }
     JsonNode status = status(server.address(), id);
     assertEquals("done", status.get("phase").asText());
+    assertTrue(status.get("phaseWorkflowId").isNull(), status.toString());
     assertEquals(r.get("checkpointRef").asText(), status.get("checkpointRef").asText());
     String listed = waitFor(() -> cli("workflow", "list", "--query",
-        "WhalePhase = 'done' AND WhaleRound = 3", "-o", "json"), s -> s.contains(id));
+        "WhalePhase = 'done' AND WhaleRound = 4", "-o", "json"), s -> s.contains(id));
     assertTrue(listed.contains(id), listed);
+
+    // the run's structure, as the Web UI lists it: one child workflow per phase, by type
+    Map<String, String> expected = new java.util.TreeMap<>();
+    for (int round = 1; round <= 4; round++) {
+      expected.put(id + "/r" + round + "-weight", "WeightPhaseWorkflow");
+      if (round < 4) {
+        expected.put(id + "/r" + round + "-harness", "HarnessSearchWorkflow");
+      }
+    }
+    Map<String, String> children = new java.util.TreeMap<>();
+    String listedChildren = waitFor(() -> cli("workflow", "list", "--query",
+        "ParentWorkflowId = '" + id + "'", "-o", "json"),
+        s -> s.contains(id + "/r4-weight") && !s.contains("WORKFLOW_EXECUTION_STATUS_RUNNING"));
+    for (JsonNode w : JSON.readTree(listedChildren)) {
+      assertEquals(id, w.get("parentExecution").get("workflowId").asText(), w.toString());
+      assertEquals("WORKFLOW_EXECUTION_STATUS_COMPLETED", w.get("status").asText(), w.toString());
+      children.put(w.get("execution").get("workflowId").asText(), w.get("type").get("name").asText());
+    }
+    assertEquals(expected, children, "one child workflow per phase");
+    String weightPhases = cli("workflow", "list", "--query",
+        "WorkflowType = 'WeightPhaseWorkflow' AND RootWorkflowId = '" + id + "'", "-o", "json");
+    int weightCount = 0;
+    for (JsonNode w : JSON.readTree(weightPhases)) {
+      assertTrue(w.get("execution").get("workflowId").asText().matches(
+          java.util.regex.Pattern.quote(id) + "/r[1-4]-weight"), w.toString());
+      weightCount++;
+    }
+    assertEquals(4, weightCount, weightPhases);
   }
 
   @Test
@@ -159,6 +252,7 @@ class CliIT {
     assertTrue(res.out().contains("rsft.learningRate"), res.out());
     String history = cli("workflow", "show", "--workflow-id", id, "-o", "json");
     assertFalse(history.contains("ACTIVITY_TASK_SCHEDULED"), "no activity may run");
+    assertFalse(history.contains("START_CHILD_WORKFLOW_EXECUTION_INITIATED"), "no phase may start");
   }
 
   static String waitFor(java.util.function.Supplier<String> s, Predicate<String> p)

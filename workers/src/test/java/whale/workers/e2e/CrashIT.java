@@ -8,6 +8,7 @@ import io.temporal.api.enums.v1.PendingActivityState;
 import io.temporal.api.history.v1.HistoryEvent;
 import io.temporal.api.workflow.v1.PendingActivityInfo;
 import io.temporal.api.workflowservice.v1.DescribeWorkflowExecutionRequest;
+import io.temporal.api.workflowservice.v1.DescribeWorkflowExecutionResponse;
 import io.temporal.api.common.v1.WorkflowExecution;
 import io.temporal.client.WorkflowClient;
 import io.temporal.client.WorkflowClientOptions;
@@ -19,10 +20,14 @@ import io.temporal.serviceclient.WorkflowServiceStubsOptions;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Deque;
 import java.util.HashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
@@ -43,7 +48,10 @@ import whale.workflows.WhaleWorkflow;
  * worker (or the server) in the middle of its work, start it again, and the run completes with
  * exactly the activities of an uninterrupted run (none scheduled twice, none completed twice) and
  * exactly its result. Every run has its own fresh artifact store, so nothing is shared with the
- * reference run: equality is determinism plus memoization, not a cache hit.
+ * reference run: equality is determinism plus memoization, not a cache hit. A run is a tree of
+ * workflows (the parent and one child per phase, which schedules the phase's activities), so every
+ * check reads every history of the tree: the parent's, each child's, and each earlier run of a
+ * workflow that continued as new.
  */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class CrashIT {
@@ -54,8 +62,18 @@ class CrashIT {
   static ExperimentSpec spec;
   static Run reference;
 
-  /** A finished run; the workflow id is kept to normalise it out of activity inputs. */
-  record Run(String workflowId, WhaleResult result, List<HistoryEvent> history) {}
+  /** One run of one workflow of a run's tree: the parent or a phase child. */
+  record History(String workflowId, WorkflowExecutionHistory history) {
+    List<HistoryEvent> events() {
+      return history.getEvents();
+    }
+  }
+
+  /**
+   * A finished run: the parent's histories first, then its children's, in the order they were
+   * started; the workflow id is kept to normalise it out of activity inputs and child ids.
+   */
+  record Run(String workflowId, WhaleResult result, List<History> histories) {}
 
   @BeforeAll
   static void up() throws Exception {
@@ -72,7 +90,7 @@ class CrashIT {
     System.out.printf("reference run: %.1f s, best mean@8 %.4f, checkpoint %s%n",
         (System.nanoTime() - t0) / 1e9, reference.result().bestMeanAt8(),
         reference.result().checkpointRef());
-    assertEquals(0, retried(reference.history()).size(), "the reference run needs no retry");
+    assertEquals(0, retried(reference.histories()).size(), "the reference run needs no retry");
   }
 
   @AfterAll
@@ -101,36 +119,104 @@ class CrashIT {
       stub.start(spec);
       chaos.act(w);
       WhaleResult result = stub.getResult(12, TimeUnit.MINUTES, WhaleResult.class);
-      WorkflowExecutionHistory h = client.fetchHistory(id);
-      Files.writeString(runDir.resolve("history.json"), h.toJson(true));
-      return new Run(id, result, h.getEvents());
+      List<History> histories = tree(id, false);
+      for (int i = 0; i < histories.size(); i++) {
+        History h = histories.get(i);
+        Files.writeString(runDir.resolve(String.format("history-%02d-%s.json", i,
+            h.workflowId().replaceAll("[^A-Za-z0-9_.-]", "_"))), h.history().toJson(true));
+      }
+      return new Run(id, result, histories);
+    }
+  }
+
+  /**
+   * Every history of the run whose parent is {@code root}: the parent's, then each child's (found
+   * through START_CHILD_WORKFLOW_EXECUTION_INITIATED, recursively), each workflow with all its runs.
+   * {@code live}: the run is still going, so a child just initiated may not exist yet (skipped).
+   */
+  static List<History> tree(String root, boolean live) {
+    List<History> out = new ArrayList<>();
+    Set<String> seen = new LinkedHashSet<>();
+    Deque<String> todo = new ArrayDeque<>(List.of(root));
+    while (!todo.isEmpty()) {
+      String workflowId = todo.poll();
+      if (!seen.add(workflowId)) {
+        continue;
+      }
+      List<History> runs;
+      try {
+        runs = runsOf(workflowId);
+      } catch (RuntimeException e) {
+        if (live) {
+          continue; // a child initiated but not yet started; the next poll sees it
+        }
+        throw e;
+      }
+      for (History h : runs) {
+        out.add(h);
+        for (HistoryEvent e : h.events()) {
+          if (e.getEventType() == EventType.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED) {
+            todo.add(e.getStartChildWorkflowExecutionInitiatedEventAttributes().getWorkflowId());
+          }
+        }
+      }
+    }
+    return out;
+  }
+
+  /**
+   * All runs of a workflow, oldest first. Fetching by workflow id gives the latest run; a run that
+   * was continued from another names it in its first event.
+   */
+  static List<History> runsOf(String workflowId) {
+    Deque<History> runs = new ArrayDeque<>();
+    WorkflowExecutionHistory h = client.fetchHistory(workflowId);
+    while (true) {
+      runs.addFirst(new History(workflowId, h));
+      String previous = h.getEvents().get(0).getWorkflowExecutionStartedEventAttributes()
+          .getContinuedExecutionRunId();
+      if (previous.isEmpty()) {
+        return new ArrayList<>(runs);
+      }
+      h = client.fetchHistory(workflowId, previous);
     }
   }
 
   // ---- observing the run ----
 
-  static List<PendingActivityInfo> pending() {
-    return service.blockingStub().describeWorkflowExecution(
-        DescribeWorkflowExecutionRequest.newBuilder().setNamespace("default")
-            .setExecution(WorkflowExecution.newBuilder().setWorkflowId(id)).build())
-        .getPendingActivitiesList();
+  static boolean notFound(io.grpc.StatusRuntimeException e) {
+    return e.getStatus().getCode() == io.grpc.Status.Code.NOT_FOUND;
   }
 
-  static long completed(String type) {
-    List<HistoryEvent> events = client.fetchHistory(id).getEvents();
-    Map<Long, String> types = new HashMap<>();
-    long n = 0;
-    for (HistoryEvent e : events) {
-      if (e.getEventType() == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED) {
-        types.put(e.getEventId(),
-            e.getActivityTaskScheduledEventAttributes().getActivityType().getName());
-      } else if (e.getEventType() == EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED
-          && type.equals(types.get(
-              e.getActivityTaskCompletedEventAttributes().getScheduledEventId()))) {
-        n++;
+  static DescribeWorkflowExecutionResponse describe(String workflowId) {
+    return service.blockingStub().describeWorkflowExecution(
+        DescribeWorkflowExecutionRequest.newBuilder().setNamespace("default")
+            .setExecution(WorkflowExecution.newBuilder().setWorkflowId(workflowId)).build());
+  }
+
+  /** The pending activities of the running parent and of its running children, recursively. */
+  static List<PendingActivityInfo> pending() {
+    List<PendingActivityInfo> out = new ArrayList<>();
+    Deque<String> todo = new ArrayDeque<>(List.of(id));
+    while (!todo.isEmpty()) {
+      DescribeWorkflowExecutionResponse d;
+      try {
+        d = describe(todo.poll());
+      } catch (io.grpc.StatusRuntimeException e) {
+        if (notFound(e)) {
+          continue; // a child initiated but not yet started
+        }
+        throw e;
       }
+      out.addAll(d.getPendingActivitiesList());
+      d.getPendingChildrenList().forEach(c -> todo.add(c.getWorkflowId()));
     }
-    return n;
+    return out;
+  }
+
+  /** Activities of {@code type} completed so far, anywhere in the run's tree. */
+  static long completed(String type) {
+    return completedPerType(tree(id, true)).getOrDefault(type, 0);
   }
 
   /** Waits until an activity of {@code type} is running on a worker, after {@code done} finished. */
@@ -169,49 +255,88 @@ class CrashIT {
   // ---- what the history says ----
 
   /**
-   * Every scheduled activity: type and input (the workflow id, which names phase keys, replaced by
-   * a placeholder); the same multiset as the reference run's means no step was repeated.
+   * Every scheduled activity in every history of the run: type and input (the workflow id, which
+   * names phase keys and child ids, replaced by a placeholder); the same multiset as the reference
+   * run's means no step was repeated.
    */
   static Map<String, Integer> scheduled(Run run) {
     Map<String, Integer> out = new TreeMap<>();
-    for (HistoryEvent e : run.history()) {
-      if (e.getEventType() == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED) {
-        var a = e.getActivityTaskScheduledEventAttributes();
-        StringBuilder in = new StringBuilder(a.getActivityType().getName());
-        a.getInput().getPayloadsList().forEach(p -> in.append(' ').append(
-            p.getData().toStringUtf8().replace(run.workflowId(), "<workflow-id>")));
-        out.merge(in.toString(), 1, Integer::sum);
+    for (History h : run.histories()) {
+      for (HistoryEvent e : h.events()) {
+        if (e.getEventType() == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED) {
+          var a = e.getActivityTaskScheduledEventAttributes();
+          StringBuilder in = new StringBuilder(a.getActivityType().getName());
+          a.getInput().getPayloadsList().forEach(p -> in.append(' ').append(
+              p.getData().toStringUtf8().replace(run.workflowId(), "<workflow-id>")));
+          out.merge(in.toString(), 1, Integer::sum);
+        }
       }
     }
     return out;
   }
 
-  static Map<String, Integer> completedPerType(List<HistoryEvent> events) {
-    Map<Long, String> types = new HashMap<>();
+  /** Every child workflow started, by type and (normalised) id: the run's structure. */
+  static Map<String, Integer> children(Run run) {
     Map<String, Integer> out = new TreeMap<>();
-    for (HistoryEvent e : events) {
-      if (e.getEventType() == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED) {
-        types.put(e.getEventId(),
-            e.getActivityTaskScheduledEventAttributes().getActivityType().getName());
-      } else if (e.getEventType() == EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED) {
-        out.merge(types.get(e.getActivityTaskCompletedEventAttributes().getScheduledEventId()),
-            1, Integer::sum);
+    for (History h : run.histories()) {
+      for (HistoryEvent e : h.events()) {
+        if (e.getEventType() == EventType.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED) {
+          var a = e.getStartChildWorkflowExecutionInitiatedEventAttributes();
+          out.merge(a.getWorkflowType().getName() + " "
+              + a.getWorkflowId().replace(run.workflowId(), "<workflow-id>"), 1, Integer::sum);
+        }
+      }
+    }
+    return out;
+  }
+
+  /** How each workflow of the tree ended (its latest run's last event). */
+  static Map<String, EventType> ends(Run run) {
+    Map<String, EventType> out = new TreeMap<>();
+    for (History h : run.histories()) {
+      List<HistoryEvent> events = h.events();
+      out.put(h.workflowId().replace(run.workflowId(), "<workflow-id>"),
+          events.get(events.size() - 1).getEventType());
+    }
+    return out;
+  }
+
+  /** Events of {@code type} across the histories, e.g. workflow tasks that timed out. */
+  static long count(List<History> histories, EventType type) {
+    return histories.stream().flatMap(h -> h.events().stream())
+        .filter(e -> e.getEventType() == type).count();
+  }
+
+  static Map<String, Integer> completedPerType(List<History> histories) {
+    Map<String, Integer> out = new TreeMap<>();
+    for (History h : histories) {
+      Map<Long, String> types = new HashMap<>();
+      for (HistoryEvent e : h.events()) {
+        if (e.getEventType() == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED) {
+          types.put(e.getEventId(),
+              e.getActivityTaskScheduledEventAttributes().getActivityType().getName());
+        } else if (e.getEventType() == EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED) {
+          out.merge(types.get(e.getActivityTaskCompletedEventAttributes().getScheduledEventId()),
+              1, Integer::sum);
+        }
       }
     }
     return out;
   }
 
   /** Activity types whose completing attempt was not the first: the ones a crash interrupted. */
-  static List<String> retried(List<HistoryEvent> events) {
-    Map<Long, String> types = new HashMap<>();
+  static List<String> retried(List<History> histories) {
     List<String> out = new ArrayList<>();
-    for (HistoryEvent e : events) {
-      if (e.getEventType() == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED) {
-        types.put(e.getEventId(),
-            e.getActivityTaskScheduledEventAttributes().getActivityType().getName());
-      } else if (e.getEventType() == EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED
-          && e.getActivityTaskStartedEventAttributes().getAttempt() > 1) {
-        out.add(types.get(e.getActivityTaskStartedEventAttributes().getScheduledEventId()));
+    for (History h : histories) {
+      Map<Long, String> types = new HashMap<>();
+      for (HistoryEvent e : h.events()) {
+        if (e.getEventType() == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED) {
+          types.put(e.getEventId(),
+              e.getActivityTaskScheduledEventAttributes().getActivityType().getName());
+        } else if (e.getEventType() == EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED
+            && e.getActivityTaskStartedEventAttributes().getAttempt() > 1) {
+          out.add(types.get(e.getActivityTaskStartedEventAttributes().getScheduledEventId()));
+        }
       }
     }
     return out;
@@ -220,12 +345,20 @@ class CrashIT {
   static void assertSurvived(String name, Run run) {
     assertEquals(reference.result(), run.result(),
         name + ": the result must equal the uninterrupted run's");
+    assertEquals(children(reference), children(run),
+        name + ": the same phase child workflows, each started once");
+    assertEquals(ends(reference), ends(run), name + ": every workflow of the run ended the same way");
     assertEquals(scheduled(reference), scheduled(run),
-        name + ": every activity scheduled exactly as in the uninterrupted run (none repeated)");
-    assertEquals(completedPerType(reference.history()), completedPerType(run.history()),
+        name + ": every activity scheduled exactly as in the uninterrupted run (none repeated), "
+            + "in the parent and in every phase child");
+    assertEquals(completedPerType(reference.histories()), completedPerType(run.histories()),
         name + ": completed activities per type");
-    System.out.printf("%s: survived; completed %s; retried attempts %s; best mean@8 %.4f%n",
-        name, completedPerType(run.history()), retried(run.history()),
+    System.out.printf("%s: survived; %d histories; completed %s; retried attempts %s; workflow "
+            + "tasks timed out %d, failed %d; best mean@8 %.4f%n",
+        name, run.histories().size(), completedPerType(run.histories()),
+        retried(run.histories()),
+        count(run.histories(), EventType.EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT),
+        count(run.histories(), EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED),
         run.result().bestMeanAt8());
   }
 
@@ -240,8 +373,8 @@ class CrashIT {
       w.gpu.start();
     });
     assertSurvived("gpu worker", run);
-    assertTrue(retried(run.history()).contains("RsftStep"),
-        "the killed RSFT step was retried: " + retried(run.history()));
+    assertTrue(retried(run.histories()).contains("RsftStep"),
+        "the killed RSFT step was retried: " + retried(run.histories()));
   }
 
   @Test
@@ -253,8 +386,8 @@ class CrashIT {
       w.eval.start();
     });
     assertSurvived("eval worker", run);
-    assertTrue(retried(run.history()).contains("Evaluate"),
-        "the killed evaluation was retried: " + retried(run.history()));
+    assertTrue(retried(run.histories()).contains("Evaluate"),
+        "the killed evaluation was retried: " + retried(run.histories()));
   }
 
   @Test
@@ -266,20 +399,49 @@ class CrashIT {
       w.harness.start();
     });
     assertSurvived("harness worker", run);
-    assertTrue(retried(run.history()).contains("Propose"),
-        "the killed proposal was retried: " + retried(run.history()));
+    assertTrue(retried(run.histories()).contains("Propose"),
+        "the killed proposal was retried: " + retried(run.histories()));
   }
 
   @Test
   @Order(4)
-  void controlWorkerKilledBetweenPhases() throws Exception {
+  void controlWorkerKilledWhileAHarnessPhaseRuns() throws Exception {
     Run run = run("control", w -> {
-      awaitStatus(s -> s.phase().equals("harness"));
+      // the parent waits on its harness child and the child on a running activity: the worker that
+      // runs both workflows dies with both mid-flight, and the activity finishes while it is gone
+      WhaleStatus s = awaitStatus(st -> st.phase().equals("harness") && st.phaseWorkflowId() != null);
+      awaitActivityRunningIn(s.phaseWorkflowId());
       w.control.kill9();
       Thread.sleep(3000);
       w.control.start();
     });
     assertSurvived("control worker", run);
+  }
+
+  /**
+   * Waits until the workflow {@code workflowId} (a phase child) has an activity on a worker. The
+   * parent names its phase child while starting it, so the child may not exist yet at first.
+   */
+  static void awaitActivityRunningIn(String workflowId) throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(5);
+    while (System.nanoTime() < deadline) {
+      List<PendingActivityInfo> pending;
+      try {
+        pending = describe(workflowId).getPendingActivitiesList();
+      } catch (io.grpc.StatusRuntimeException e) {
+        if (!notFound(e)) {
+          throw e;
+        }
+        pending = List.of();
+      }
+      for (PendingActivityInfo p : pending) {
+        if (p.getState() == PendingActivityState.PENDING_ACTIVITY_STATE_STARTED) {
+          return;
+        }
+      }
+      Thread.sleep(25);
+    }
+    throw new AssertionError("no activity ran in " + workflowId);
   }
 
   @Test

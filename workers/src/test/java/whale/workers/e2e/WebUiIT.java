@@ -28,7 +28,8 @@ import org.openqa.selenium.support.ui.WebDriverWait;
 /**
  * The Temporal Web UI of the real dev server in headless Chromium (Debian's chromium and
  * chromium-driver, driven by Selenium): the run is found by its search attributes, its
- * search-attributes tab shows whale's four, its user-metadata tab the current-details table.
+ * search-attributes tab shows whale's four, its user-metadata tab the current-details table, its
+ * relationships tab the phase child workflows.
  * Screenshots land in target/e2e/ui/.
  */
 class WebUiIT {
@@ -162,6 +163,14 @@ class WebUiIT {
     assertTrue(table.contains("pass@2") && table.contains("weight") && table.contains("harness"),
         table);
     screenshot("user-metadata.png");
+
+    // relationships tab: the run's structure, one child workflow per phase (budget 4 steps of 2 per
+    // weight phase: round 1 weight, round 1 harness, round 2 weight)
+    clickTab("/relationships");
+    String tree = waitForText(id + "/r1-weight", id + "/r1-harness", id + "/r2-weight",
+        "WeightPhaseWorkflow", "HarnessSearchWorkflow");
+    assertTrue(!tree.contains(id + "/r2-harness"), "no harness phase after the budget: " + tree);
+    screenshot("relationships.png");
     clickTab("/search-attributes");
     waitForText("WhalePhase", "WhaleRollouts");
     screenshot("whale-run.png");
