@@ -31,7 +31,7 @@ class ChessLearningTest {
   @TempDir static Path dir;
   static final TaskRef TASK = new TaskRef("chess", 1234, 256, 16, 64);
   static final int STEPS = Integer.getInteger("chess.steps", 8);
-  static final double LR = Double.parseDouble(System.getProperty("chess.lr", "2e-4"));
+  static final double LR = Double.parseDouble(System.getProperty("chess.lr", "5e-4"));
 
   @Test
   void heldOutMateRateRisesAfterAFewSeededRsftSteps() {
@@ -40,7 +40,7 @@ class ChessLearningTest {
     WeightActivitiesImpl weights = new WeightActivitiesImpl(runtime);
     EvalActivitiesImpl eval = new EvalActivitiesImpl(runtime);
     // A short context fits the piece-list prompts; a short pretraining leaves the base weak.
-    var model = new ExperimentSpec.ModelSpec(64, 64, 2, 4, Integer.getInteger("chess.pretrain", 300), 64,
+    var model = new ExperimentSpec.ModelSpec(64, 64, 2, 4, Integer.getInteger("chess.pretrain", 400), 64,
         0.008, 8000, null);
     long t0 = System.nanoTime();
     String base = weights.prepareBaseModel(new BaseModelRequest(TASK, model, 7));
