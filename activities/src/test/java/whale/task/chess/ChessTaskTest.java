@@ -64,6 +64,11 @@ class ChessTaskTest {
     // the two-argument form checks the line alone
     assertEquals(1.0, TASK.verify(p, mate));
     assertTrue(TASK.wellFormed("e2e4 e7e8q"));
+    // a task without a trace rule (math) scores the same with or without the completions
+    whale.task.MathTask math = new whale.task.MathTask(1, 1, 0, 0);
+    TaskProblem q = math.split(Split.WEIGHT).get(0);
+    assertEquals(1.0, math.verify(q, q.answer(), List.of()));
+    assertEquals(math.verify(q, "-1"), math.verify(q, "-1", List.of("-1")));
     assertFalse(TASK.wellFormed("Qh7#"));
   }
 
