@@ -6,7 +6,6 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 import whale.activities.ActivityRuntime;
 import whale.activities.EvalActivitiesImpl;
@@ -26,7 +25,6 @@ import whale.workflows.schedule.Seeds;
  * The real DJL model on the built-in chess task: a briefly pretrained base model, a few seeded RSFT
  * steps under a piece-list harness, and held-out mean@8 before and after.
  */
-@Timeout(600)
 class ChessLearningTest {
   @TempDir static Path dir;
   static final TaskRef TASK = new TaskRef("chess", 1234, 256, 16, 64);

@@ -30,7 +30,7 @@ import whale.task.TaskProblem;
 import whale.task.chess.ChessGenome.Axis;
 
 /** The chess harness templates: they compile under the allow-list, run, and the search moves on. */
-@Timeout(240)
+@Timeout(600)
 class ChessTemplatesTest {
   static final HarnessCompiler COMPILER = new HarnessCompiler();
   static final ChessTask TASK = ChessTask.builtin(1234, 8, 16, 8);
