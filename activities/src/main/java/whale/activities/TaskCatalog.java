@@ -5,6 +5,8 @@ import whale.harness.TemplateLibrary;
 import whale.harness.TemplateProposer;
 import whale.task.MathTask;
 import whale.task.Task;
+import whale.task.chess.ChessTask;
+import whale.task.chess.ChessTemplates;
 import whale.workflows.activities.TaskRef;
 
 /**
@@ -16,7 +18,7 @@ public final class TaskCatalog {
 
   /** Task names, in the order {@code whale tasks} lists them. */
   public static List<String> names() {
-    return List.of(MathTask.NAME);
+    return List.of(MathTask.NAME, ChessTask.NAME);
   }
 
   /** Builds the task's splits (built-in generator, or the dataset files the ref names). */
@@ -24,6 +26,7 @@ public final class TaskCatalog {
     return switch (ref.name()) {
       case MathTask.NAME -> new MathTask(ref.dataSeed(), ref.weightProblems(), ref.harnessProblems(),
           ref.testProblems());
+      case ChessTask.NAME -> ChessTask.of(ref);
       default -> throw new IllegalArgumentException("unknown task '" + ref.name() + "'; available: "
           + String.join(", ", names()));
     };
@@ -33,6 +36,7 @@ public final class TaskCatalog {
   public static TemplateLibrary templates(String task) {
     return switch (task) {
       case MathTask.NAME -> new TemplateProposer();
+      case ChessTask.NAME -> new ChessTemplates();
       default -> throw new IllegalArgumentException("unknown task '" + task + "'; available: "
           + String.join(", ", names()));
     };

@@ -39,6 +39,15 @@ public record EpisodeResult(String problemId, int sampleIndex, String answer, do
     return out;
   }
 
+  /** The model's completions of these calls, in call order: what the verifier's trace rule reads. */
+  public static List<String> completions(List<ModelCall> calls) {
+    List<String> out = new ArrayList<>(calls.size());
+    for (ModelCall c : calls) {
+      out.add(c.completion());
+    }
+    return out;
+  }
+
   /** The SFT examples of every accepted episode, in episode order. */
   public static List<SftExample> acceptedSftExamples(List<EpisodeResult> episodes) {
     List<SftExample> out = new ArrayList<>();

@@ -390,7 +390,7 @@ public final class EpisodeRunner {
       String a = answer == null ? null : cap(answer, config.maxAnswerChars());
       double reward = 0.0;
       if (status == EpisodeStatus.COMPLETED) {
-        reward = a == null ? 0.0 : task.verify(problem, a);
+        reward = a == null ? 0.0 : task.verify(problem, a, EpisodeResult.completions(modelCalls));
       }
       List<String> n = new ArrayList<>(notes);
       if (notesTruncated) {

@@ -132,7 +132,8 @@ public final class SandboxExecutor implements EpisodeExecutor {
       status = EpisodeStatus.TURN_BUDGET_EXCEEDED;
       error = "sandbox reported " + r.turns() + " model calls, over the turn budget " + c.turnBudget();
     }
-    double reward = status == EpisodeStatus.COMPLETED && answer != null ? task.verify(p, answer) : 0.0;
+    double reward = status == EpisodeStatus.COMPLETED && answer != null ? task.verify(p, answer, EpisodeResult.completions(r.modelCalls()))
+        : 0.0;
     return new EpisodeResult(p.id(), r.sampleIndex(), answer, reward, r.turns(), r.modelCalls(), r.toolCalls(),
         r.notes(), status, error);
   }

@@ -12,6 +12,16 @@ public interface Task {
   /** Binary verifier: 1.0 when {@code answer} is accepted for {@code problem}, else 0.0. */
   double verify(TaskProblem problem, String answer);
 
+  /**
+   * The verifier as every scorer calls it (episode runner, sandbox host, so RSFT acceptance, harness
+   * scoring and test): with the model completions of the episode's trace, for tasks whose rule looks
+   * at them (chess: the harness must not choose moves, so each answer move must appear in some
+   * completion). By default the trace does not matter.
+   */
+  default double verify(TaskProblem problem, String answer, List<String> completions) {
+    return verify(problem, answer);
+  }
+
   /** Tools a harness may call by name. */
   List<Tool> tools();
 
