@@ -1,10 +1,15 @@
 package whale.activities;
 
+import java.nio.file.Path;
 import java.util.List;
 import whale.harness.TemplateLibrary;
 import whale.harness.TemplateProposer;
+import whale.harness.searchqa.SearchQaTemplates;
+import whale.store.ArtifactStore;
+import whale.task.MathFileTask;
 import whale.task.MathTask;
 import whale.task.Task;
+import whale.task.searchqa.SearchQaTask;
 import whale.workflows.activities.TaskRef;
 
 /**
@@ -16,23 +21,54 @@ public final class TaskCatalog {
 
   /** Task names, in the order {@code whale tasks} lists them. */
   public static List<String> names() {
-    return List.of(MathTask.NAME);
+    return List.of(MathTask.NAME, SearchQaTask.NAME);
   }
 
-  /** Builds the task's splits (built-in generator, or the dataset files the ref names). */
+  /** Builds the task's splits without an artifact store (a searchqa corpus is indexed in memory). */
   public static Task create(TaskRef ref) {
+    return create(ref, null);
+  }
+
+  /**
+   * Builds the task's splits (built-in generator, or the dataset files the ref names).
+   *
+   * @param store where derived data is cached (the searchqa corpus index); null: nothing cached
+   */
+  public static Task create(TaskRef ref, ArtifactStore store) {
     return switch (ref.name()) {
-      case MathTask.NAME -> new MathTask(ref.dataSeed(), ref.weightProblems(), ref.harnessProblems(),
-          ref.testProblems());
+      case MathTask.NAME -> ref.builtin()
+          ? new MathTask(ref.dataSeed(), ref.weightProblems(), ref.harnessProblems(), ref.testProblems())
+          : MathFileTask.load(MathFileTask.Format.of(ref.format()), path(ref.trainFile()), path(ref.testFile()),
+              ref.dataSeed(), ref.weightProblems(), ref.harnessProblems(), ref.testProblems());
+      case SearchQaTask.NAME -> ref.builtin()
+          ? SearchQaTask.builtin(ref.dataSeed(), ref.weightProblems(), ref.harnessProblems(), ref.testProblems())
+          : loadSearchQa(ref, store);
       default -> throw new IllegalArgumentException("unknown task '" + ref.name() + "'; available: "
           + String.join(", ", names()));
     };
+  }
+
+  private static Task loadSearchQa(TaskRef ref, ArtifactStore store) {
+    if (!"jsonl".equals(ref.format())) {
+      throw new IllegalArgumentException("searchqa reads data.format jsonl, got '" + ref.format() + "'");
+    }
+    if (ref.corpusFile() == null) {
+      throw new IllegalArgumentException("data.corpusFile: searchqa with data.format jsonl needs the corpus "
+          + "the search tool indexes");
+    }
+    return SearchQaTask.load(path(ref.trainFile()), path(ref.testFile()), path(ref.corpusFile()),
+        ref.dataSeed(), ref.weightProblems(), ref.harnessProblems(), ref.testProblems(), store, null);
+  }
+
+  private static Path path(String file) {
+    return file == null ? null : Path.of(file);
   }
 
   /** The task's built-in proposer and its starting harness h0. */
   public static TemplateLibrary templates(String task) {
     return switch (task) {
       case MathTask.NAME -> new TemplateProposer();
+      case SearchQaTask.NAME -> new SearchQaTemplates();
       default -> throw new IllegalArgumentException("unknown task '" + task + "'; available: "
           + String.join(", ", names()));
     };
