@@ -78,23 +78,23 @@ public final class SearchQaRenderer {
     switch (g.query()) {
       case RAW -> s.append("    return question;\n");
       case KEYWORDS -> {
-        s.append("    StringBuilder q = new StringBuilder();\n");
+        s.append("    List<String> words = new ArrayList<>();\n");
         s.append("    for (String w : question.replace(\"?\", \" \").split(\"\\\\s+\")) {\n");
         s.append("      if (!w.isEmpty() && !QUESTION_WORDS.contains(w.toLowerCase(Locale.ROOT))) {\n");
-        s.append("        q.append(q.length() == 0 ? \"\" : \" \").append(w);\n");
+        s.append("        words.add(w);\n");
         s.append("      }\n");
         s.append("    }\n");
-        s.append("    return q.length() == 0 ? question : q.toString();\n");
+        s.append("    return words.isEmpty() ? question : String.join(\" \", words);\n");
       }
       case ENTITY -> {
-        s.append("    StringBuilder q = new StringBuilder();\n");
+        s.append("    List<String> names = new ArrayList<>();\n");
         s.append("    String[] words = question.replaceAll(\"[?.,;:!]\", \" \").trim().split(\"\\\\s+\");\n");
         s.append("    for (int i = 1; i < words.length; i++) {\n");
         s.append("      if (!words[i].isEmpty() && Character.isUpperCase(words[i].charAt(0))) {\n");
-        s.append("        q.append(q.length() == 0 ? \"\" : \" \").append(words[i]);\n");
+        s.append("        names.add(words[i]);\n");
         s.append("      }\n");
         s.append("    }\n");
-        s.append("    return q.length() == 0 ? question : q.toString();\n");
+        s.append("    return names.isEmpty() ? question : String.join(\" \", names);\n");
       }
       default -> throw new IllegalStateException();
     }

@@ -61,7 +61,7 @@ class SearchQaTemplatesTest {
     }
     genomes.add(SearchQaGenome.parse("query=ENTITY;docs=2;chars=100;format=DQA;hops=TWO;votes=3;parse=CLAUSE;maxNew=12"));
     EpisodeRunner runner = new EpisodeRunner(model, TASK);
-    List<TaskProblem> problems = TASK.split(Split.HARNESS).subList(0, 2);
+    List<TaskProblem> problems = TASK.split(Split.HARNESS).subList(0, 1);
     for (SearchQaGenome g : genomes) {
       String source = SearchQaRenderer.render(g);
       assertEquals(g, SearchQaGenome.fromSource(source));
@@ -113,6 +113,8 @@ class SearchQaTemplatesTest {
     HarnessCandidate fewer = LIB.propose(busy, 1, 1, false).get(0);
     assertTrue(SearchQaGenome.fromSource(fewer.source()).votes() < 5, fewer.changes());
     // an archive of many rounds never repeats itself
+    seen.clear();
+    seen.add(SearchQaGenome.initial());
     List<ArchiveEntry> entries = new ArrayList<>(archive.entries());
     for (int it = 0; it < 6; it++) {
       for (HarnessCandidate c : LIB.propose(new ArchiveView(entries), 3, it, false)) {
