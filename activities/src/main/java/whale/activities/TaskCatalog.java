@@ -1,6 +1,7 @@
 package whale.activities;
 
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import whale.harness.TemplateLibrary;
 import whale.harness.TemplateProposer;
@@ -9,7 +10,10 @@ import whale.store.ArtifactStore;
 import whale.task.MathFileTask;
 import whale.task.MathTask;
 import whale.task.Task;
+import whale.task.searchqa.AnswerJudge;
+import whale.task.searchqa.LlmJudge;
 import whale.task.searchqa.SearchQaTask;
+import whale.workflows.ExperimentSpec;
 import whale.workflows.activities.TaskRef;
 
 /**
@@ -40,15 +44,18 @@ public final class TaskCatalog {
           ? new MathTask(ref.dataSeed(), ref.weightProblems(), ref.harnessProblems(), ref.testProblems())
           : MathFileTask.load(MathFileTask.Format.of(ref.format()), path(ref.trainFile()), path(ref.testFile()),
               ref.dataSeed(), ref.weightProblems(), ref.harnessProblems(), ref.testProblems());
-      case SearchQaTask.NAME -> ref.builtin()
-          ? SearchQaTask.builtin(ref.dataSeed(), ref.weightProblems(), ref.harnessProblems(), ref.testProblems())
-          : loadSearchQa(ref, store);
+      case SearchQaTask.NAME -> {
+        SearchQaTask t = ref.builtin()
+            ? SearchQaTask.builtin(ref.dataSeed(), ref.weightProblems(), ref.harnessProblems(), ref.testProblems())
+            : loadSearchQa(ref, store);
+        yield ref.judge() == null ? t : SearchQaTask.withJudge(t, judge(ref.judge()));
+      }
       default -> throw new IllegalArgumentException("unknown task '" + ref.name() + "'; available: "
           + String.join(", ", names()));
     };
   }
 
-  private static Task loadSearchQa(TaskRef ref, ArtifactStore store) {
+  private static SearchQaTask loadSearchQa(TaskRef ref, ArtifactStore store) {
     if (!"jsonl".equals(ref.format())) {
       throw new IllegalArgumentException("searchqa reads data.format jsonl, got '" + ref.format() + "'");
     }
@@ -58,6 +65,12 @@ public final class TaskCatalog {
     }
     return SearchQaTask.load(path(ref.trainFile()), path(ref.testFile()), path(ref.corpusFile()),
         ref.dataSeed(), ref.weightProblems(), ref.harnessProblems(), ref.testProblems(), store, null);
+  }
+
+  /** The LLM judge a spec names; its API key comes from the worker's environment. */
+  static AnswerJudge judge(ExperimentSpec.JudgeSpec j) {
+    String key = j.apiKeyEnv().isBlank() ? null : System.getenv(j.apiKeyEnv());
+    return new LlmJudge(j.baseUrl(), j.model(), key, Duration.ofSeconds(j.timeoutSeconds()));
   }
 
   private static Path path(String file) {

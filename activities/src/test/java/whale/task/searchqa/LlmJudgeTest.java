@@ -15,7 +15,11 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
+import whale.activities.TaskCatalog;
+import whale.task.Task;
 import whale.task.TaskProblem;
+import whale.workflows.ExperimentSpec;
+import whale.workflows.activities.TaskRef;
 
 /** The optional LLM judge against a real local HTTP server speaking chat completions. */
 class LlmJudgeTest {
@@ -57,6 +61,17 @@ class LlmJudgeTest {
       assertEquals(false, judge.accepts("Which city?", gold, "Boston"));
       Exception e = assertThrows(IllegalStateException.class, () -> judge.accepts("Which city?", gold, "boom"));
       assertTrue(e.getMessage().contains("HTTP 500"), e.getMessage());
+
+      // configured from the spec: the catalog builds the judge, the key comes from the environment
+      TaskRef ref = new TaskRef("searchqa", 1, 8, 1, 1, null, null, null, null,
+          new ExperimentSpec.JudgeSpec(url, "spec-judge", "WHALE_TEST_UNSET_KEY_VARIABLE", 10, null));
+      Task task = TaskCatalog.create(ref);
+      TaskProblem p = new TaskProblem("x", "Which city?", "New York City");
+      assertEquals(1.0, task.verify(p, "the Big Apple"));
+      assertEquals(1.0, task.verify(p, "new york city."), "exact match needs no judge");
+      JsonNode last = requests.get(requests.size() - 1);
+      assertEquals("spec-judge", last.path("model").asText());
+      assertEquals(null, auth.get(auth.size() - 1), "no key in the environment: no Authorization header");
     } finally {
       server.stop(0);
     }
