@@ -84,7 +84,7 @@ public final class ActivityRuntime {
   }
 
   public Task task(TaskRef ref) {
-    return tasks.computeIfAbsent(ref, TaskCatalog::create);
+    return tasks.computeIfAbsent(ref, r -> TaskCatalog.create(r, store));
   }
 
   /** The stored source of a harness (what a sandbox compiles and runs). */

@@ -188,6 +188,15 @@ public final class ArtifactStore {
     return HexFormat.of().formatHex(digest().digest(text.getBytes(StandardCharsets.UTF_8)));
   }
 
+  /** Hex SHA-256 of a file's bytes (e.g. a dataset file, to key what is derived from it). */
+  public static String sha256Hex(Path file) {
+    try {
+      return sha256(file);
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot read " + file, e);
+    }
+  }
+
   private Path memoPath(String namespace, String key) {
     if (!namespace.matches("[a-z0-9-]+") || !key.matches("[0-9a-f]{16,64}")) {
       throw new IllegalArgumentException("bad memo key " + namespace + "/" + key);

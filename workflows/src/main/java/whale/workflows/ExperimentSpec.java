@@ -66,6 +66,7 @@ public record ExperimentSpec(
    * @param trainFile dataset file D_weight and D_harness are drawn from (seeded, disjoint)
    * @param testFile dataset file D_test is drawn from (absent: drawn from trainFile too)
    * @param corpusFile searchqa: the documents the search tool indexes
+   * @param judge searchqa: an LLM judge for answers exact match rejects; absent: exact match only
    */
   public record DataSpec(
       Long seed,
@@ -76,6 +77,7 @@ public record ExperimentSpec(
       String trainFile,
       String testFile,
       String corpusFile,
+      @JsonInclude(JsonInclude.Include.NON_NULL) JudgeSpec judge,
       @JsonAnySetter @JsonInclude(JsonInclude.Include.NON_EMPTY) Map<String, Object> unknown) {
     public DataSpec {
       seed = seed == null ? 1234L : seed;
@@ -89,11 +91,42 @@ public record ExperimentSpec(
     /** Generated data of the given sizes. */
     public DataSpec(Long seed, Integer weightProblems, Integer harnessProblems, Integer testProblems,
         Map<String, Object> unknown) {
-      this(seed, weightProblems, harnessProblems, testProblems, null, null, null, null, unknown);
+      this(seed, weightProblems, harnessProblems, testProblems, null, null, null, null, null, unknown);
+    }
+
+    /** Dataset files, no judge. */
+    public DataSpec(Long seed, Integer weightProblems, Integer harnessProblems, Integer testProblems,
+        String format, String trainFile, String testFile, String corpusFile, Map<String, Object> unknown) {
+      this(seed, weightProblems, harnessProblems, testProblems, format, trainFile, testFile, corpusFile, null,
+          unknown);
     }
 
     public static DataSpec defaults() {
       return new DataSpec(null, null, null, null, null);
+    }
+  }
+
+  /**
+   * An LLM judge on an OpenAI-compatible chat-completions endpoint, asked about answers that exact
+   * match rejects (searchqa).
+   *
+   * @param baseUrl e.g. {@code http://localhost:8000/v1}
+   * @param model the judge model's name
+   * @param apiKeyEnv the name of the worker's environment variable holding the API key (never the key)
+   * @param timeoutSeconds per request
+   */
+  public record JudgeSpec(
+      String baseUrl,
+      String model,
+      String apiKeyEnv,
+      Integer timeoutSeconds,
+      @JsonAnySetter @JsonInclude(JsonInclude.Include.NON_EMPTY) Map<String, Object> unknown) {
+    public JudgeSpec {
+      baseUrl = baseUrl == null ? "" : baseUrl;
+      model = model == null ? "" : model;
+      apiKeyEnv = apiKeyEnv == null ? "OPENAI_API_KEY" : apiKeyEnv;
+      timeoutSeconds = timeoutSeconds == null ? 60 : timeoutSeconds;
+      unknown = unknown == null ? Map.of() : Map.copyOf(unknown);
     }
   }
 

@@ -76,6 +76,21 @@ public final class SpecValidator {
       }
     }
 
+    if (d.judge() != null) {
+      var j = d.judge();
+      unknown("data.judge.", j.unknown());
+      if (!"searchqa".equals(s.task())) {
+        problems.add("data.judge: only the searchqa task has an LLM judge, the task is " + s.task());
+      }
+      if (!j.baseUrl().startsWith("http://") && !j.baseUrl().startsWith("https://")) {
+        problems.add("data.judge.baseUrl: the judge needs an http(s) base URL, got '" + j.baseUrl() + "'");
+      }
+      if (j.model().isBlank()) {
+        problems.add("data.judge.model: the judge needs a model name");
+      }
+      range("data.judge.timeoutSeconds", j.timeoutSeconds(), 1, 3600);
+    }
+
     var m = s.model();
     unknown("model.", m.unknown());
     range("model.contextLength", m.contextLength(), 32, 4096);

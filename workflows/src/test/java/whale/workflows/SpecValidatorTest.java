@@ -234,6 +234,23 @@ class SpecValidatorTest {
   }
 
   @Test
+  void searchQaJudgeIsParsedAndChecked() {
+    ExperimentSpec s = SpecJson.parse("{\"task\": \"searchqa\", \"data\": {\"judge\": {\"baseUrl\": "
+        + "\"http://localhost:8000/v1\", \"model\": \"qwen\"}}}");
+    assertEquals(List.of(), SpecValidator.problems(s));
+    assertEquals("OPENAI_API_KEY", s.data().judge().apiKeyEnv());
+    assertEquals(60, s.data().judge().timeoutSeconds());
+    assertEquals(s.data().judge(), whale.workflows.activities.TaskRef.of(s).judge());
+    assertEquals(null, whale.workflows.activities.TaskRef.of(ExperimentSpec.defaults()).judge());
+    List<String> p = rejected("{\"task\": \"math\", \"data\": {\"judge\": {\"baseUrl\": \"ftp://x\", "
+        + "\"model\": \"\", \"key\": \"sk-secret\"}}}");
+    assertEquals(List.of("data.judge.key: unknown field",
+        "data.judge: only the searchqa task has an LLM judge, the task is math",
+        "data.judge.baseUrl: the judge needs an http(s) base URL, got 'ftp://x'",
+        "data.judge.model: the judge needs a model name"), p);
+  }
+
+  @Test
   void typoInRsftIsNamed() {
     assertEquals(List.of("rsft.lerningRate: unknown field"),
         rejected("{\"rsft\": {\"lerningRate\": 0.001}}"));

@@ -10,19 +10,28 @@ import whale.workflows.ExperimentSpec;
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public record TaskRef(String name, long dataSeed, int weightProblems, int harnessProblems,
-    int testProblems, String format, String trainFile, String testFile, String corpusFile) {
+    int testProblems, String format, String trainFile, String testFile, String corpusFile,
+    ExperimentSpec.JudgeSpec judge) {
 
   /** Built-in generated data. */
   public TaskRef(String name, long dataSeed, int weightProblems, int harnessProblems,
       int testProblems) {
-    this(name, dataSeed, weightProblems, harnessProblems, testProblems, null, null, null, null);
+    this(name, dataSeed, weightProblems, harnessProblems, testProblems, null, null, null, null, null);
+  }
+
+  /** Dataset files, exact-match verification only. */
+  public TaskRef(String name, long dataSeed, int weightProblems, int harnessProblems, int testProblems,
+      String format, String trainFile, String testFile, String corpusFile) {
+    this(name, dataSeed, weightProblems, harnessProblems, testProblems, format, trainFile, testFile,
+        corpusFile, null);
   }
 
   public static TaskRef of(ExperimentSpec spec) {
     var d = spec.data();
     boolean builtin = "builtin".equals(d.format());
     return new TaskRef(spec.task(), d.seed(), d.weightProblems(), d.harnessProblems(),
-        d.testProblems(), builtin ? null : d.format(), d.trainFile(), d.testFile(), d.corpusFile());
+        d.testProblems(), builtin ? null : d.format(), d.trainFile(), d.testFile(), d.corpusFile(),
+        d.judge());
   }
 
   /** True when the task generates its own data. */
