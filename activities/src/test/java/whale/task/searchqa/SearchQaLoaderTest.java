@@ -100,6 +100,7 @@ class SearchQaLoaderTest {
     String hits = task.tool("search").apply("who painted the Mona Lisa");
     assertEquals("Mona Lisa: The Mona Lisa was painted by Leonardo da Vinci.", hits.split("\n")[0]);
     assertTrue(task.tool("search").apply("river Cairo").startsWith("The Nile flows"), "a corpus without titles");
+    sq.index().close();
   }
 
   @Test
@@ -115,15 +116,21 @@ class SearchQaLoaderTest {
     assertEquals(first.index().search("capital of Japan", 3), again.index().search("capital of Japan", 3));
     // a copy of the same corpus elsewhere, in a new store object over the same directory: same index
     Path copy = Files.copy(corpus, dir.resolve("copy.jsonl"));
-    assertFalse(CorpusIndexCache.open(new ArtifactStore(dir.resolve("store")), copy).built());
+    CorpusIndexCache.Opened fromCopy = CorpusIndexCache.open(new ArtifactStore(dir.resolve("store")), copy);
+    assertFalse(fromCopy.built());
+    fromCopy.index().close();
     // through the catalog too
     Task task = TaskCatalog.create(ref(write("train.jsonl", TRAIN), null, copy, 5, 2, 2), store);
     assertEquals("Tokyo is the capital of Japan.", task.tool("search").apply("capital of Japan").split("\n")[0]);
+    ((SearchQaTask) task).index().close();
     // an edited corpus is a different index
     Files.writeString(corpus, CORPUS.get(0) + "\n");
     CorpusIndexCache.Opened edited = CorpusIndexCache.open(store, corpus);
     assertTrue(edited.built());
     assertEquals(1, edited.index().size());
+    for (CorpusIndexCache.Opened o : List.of(first, again, edited)) {
+      o.index().close();
+    }
   }
 
   @Test
