@@ -13,29 +13,20 @@ import whale.workflows.activities.EvalRequest;
 import whale.workflows.activities.MeanAtKResult;
 import whale.workflows.activities.ProposeRequest;
 import whale.workflows.activities.TaskRef;
-import whale.workflows.schedule.Limits;
 import whale.workflows.schedule.ParetoAcceptance;
 import whale.workflows.schedule.Seeds;
 
 /** See {@link HarnessSearchWorkflow}. Deterministic; sources and traces travel by reference only. */
-public class HarnessSearchWorkflowImpl implements HarnessSearchWorkflow {
-  private Limits limits;
-  private boolean paused;
-  private boolean switchRequested;
-  private boolean stopRequested;
-
+public class HarnessSearchWorkflowImpl extends PhaseControls implements HarnessSearchWorkflow {
   @Override
   public HarnessSearchResult run(HarnessSearchInput in) {
     ExperimentSpec spec = in.spec();
-    limits = in.limits();
-    paused |= in.paused();
-    switchRequested |= in.switchRequested();
-    stopRequested |= in.stopRequested();
+    start(in.limits(), in.paused(), in.switchRequested(), in.stopRequested());
     TaskRef task = TaskRef.of(spec);
     EpisodeSettings episodes = EpisodeSettings.of(spec);
     String phaseId = Workflow.getInfo().getWorkflowId();
-    // The archive directory and the scoring seed are the phase's, whichever run of it is current.
-    String phaseKey = phaseId;
+    // The archive directory (named by the phase id) and the scoring seed are the phase's, whichever
+    // run of it is current.
     long scoreSeed = Seeds.mix(spec.seed(), SeedStreams.HARNESS_SCORE, in.round());
     List<ArchiveEntry> archive = new ArrayList<>(in.archive());
     List<RunEvent> events = new ArrayList<>(in.events());
@@ -95,7 +86,7 @@ public class HarnessSearchWorkflowImpl implements HarnessSearchWorkflow {
       List<CandidateInfo> candidates = WorkflowStubs.harness(String.format(Locale.ROOT,
           "propose %d candidates (round %d, iteration %d)%s",
           spec.harness().candidatesPerIteration(), in.round(), it, in.promptOnly() ? ", prompt only" : ""))
-          .propose(new ProposeRequest(task, spec.harness().proposer(), phaseKey, it,
+          .propose(new ProposeRequest(task, spec.harness().proposer(), phaseId, it,
               spec.harness().candidatesPerIteration(),
               Seeds.mix(spec.seed(), SeedStreams.PROPOSE, in.round(), it), List.copyOf(archive),
               spec.harness(), in.promptOnly(), in.incoming().sourceRef()));
@@ -148,30 +139,5 @@ public class HarnessSearchWorkflowImpl implements HarnessSearchWorkflow {
         c.name(), round, iteration))
         .evaluate(new EvalRequest(task, checkpointRef, c.sourceRef(), "harness", 1, seed, episodes,
             "round " + round + " iteration " + iteration + " " + c.name()));
-  }
-
-  @Override
-  public void pause() {
-    paused = true;
-  }
-
-  @Override
-  public void resume() {
-    paused = false;
-  }
-
-  @Override
-  public void forcePhaseSwitch() {
-    switchRequested = true;
-  }
-
-  @Override
-  public void stop() {
-    stopRequested = true;
-  }
-
-  @Override
-  public void limits(Limits newLimits) {
-    limits = newLimits;
   }
 }

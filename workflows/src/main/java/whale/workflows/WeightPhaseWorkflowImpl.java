@@ -8,25 +8,16 @@ import whale.workflows.activities.EpisodeSettings;
 import whale.workflows.activities.RsftStepRequest;
 import whale.workflows.activities.RsftStepResult;
 import whale.workflows.activities.TaskRef;
-import whale.workflows.schedule.Limits;
 import whale.workflows.schedule.PatienceRule;
 import whale.workflows.schedule.PersistentSampler;
 import whale.workflows.schedule.Seeds;
 
 /** See {@link WeightPhaseWorkflow}. Deterministic; all work is activities, only references in history. */
-public class WeightPhaseWorkflowImpl implements WeightPhaseWorkflow {
-  private Limits limits;
-  private boolean paused;
-  private boolean switchRequested;
-  private boolean stopRequested;
-
+public class WeightPhaseWorkflowImpl extends PhaseControls implements WeightPhaseWorkflow {
   @Override
   public WeightPhaseResult run(WeightPhaseInput in) {
     ExperimentSpec spec = in.spec();
-    limits = in.limits();
-    paused |= in.paused();
-    switchRequested |= in.switchRequested();
-    stopRequested |= in.stopRequested();
+    start(in.limits(), in.paused(), in.switchRequested(), in.stopRequested());
     TaskRef task = TaskRef.of(spec);
     EpisodeSettings episodes = EpisodeSettings.of(spec);
     PersistentSampler sampler = new PersistentSampler(spec.data().weightProblems(),
@@ -105,30 +96,5 @@ public class WeightPhaseWorkflowImpl implements WeightPhaseWorkflow {
   static int evalEverySteps(ExperimentSpec spec, int stepsPerEpoch) {
     double every = spec.eval().everyEpochs();
     return every <= 0 ? 0 : Math.max(1, (int) Math.round(every * stepsPerEpoch));
-  }
-
-  @Override
-  public void pause() {
-    paused = true;
-  }
-
-  @Override
-  public void resume() {
-    paused = false;
-  }
-
-  @Override
-  public void forcePhaseSwitch() {
-    switchRequested = true;
-  }
-
-  @Override
-  public void stop() {
-    stopRequested = true;
-  }
-
-  @Override
-  public void limits(Limits newLimits) {
-    limits = newLimits;
   }
 }

@@ -1,0 +1,42 @@
+package whale.workflows;
+
+import whale.workflows.schedule.Limits;
+
+/**
+ * The controls both phase workflows take from their parent (or a user): pause, resume, switch, stop
+ * and new limits. One copy of the state and its signal handlers; the phase's loop reads the fields.
+ */
+abstract class PhaseControls {
+  protected Limits limits;
+  protected boolean paused;
+  protected boolean switchRequested;
+  protected boolean stopRequested;
+
+  /** Takes the limits and the flags a phase (or its previous run) was started with. */
+  protected void start(Limits initial, boolean wasPaused, boolean wasSwitched, boolean wasStopped) {
+    limits = initial;
+    paused |= wasPaused;
+    switchRequested |= wasSwitched;
+    stopRequested |= wasStopped;
+  }
+
+  public void pause() {
+    paused = true;
+  }
+
+  public void resume() {
+    paused = false;
+  }
+
+  public void forcePhaseSwitch() {
+    switchRequested = true;
+  }
+
+  public void stop() {
+    stopRequested = true;
+  }
+
+  public void limits(Limits newLimits) {
+    limits = newLimits;
+  }
+}
