@@ -2,6 +2,7 @@ package whale.model;
 
 import ai.djl.ndarray.NDArray;
 import ai.djl.ndarray.NDManager;
+import ai.djl.ndarray.index.NDIndex;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Set;
@@ -19,7 +20,10 @@ import java.util.Set;
  *   <li>gradients accumulate across GradientCollectors, so {@link #step} zeroes them afterwards;
  *   <li>an in-place update of a parameter that requires grad fails whenever PyTorch's thread-local
  *       grad mode is on, which it is by default on any thread other than the one that loaded the
- *       engine; updating a {@code stopGradient()} view (same storage) works on every thread.
+ *       engine; updating a {@code stopGradient()} view (same storage) works on every thread;
+ *   <li>{@code NDArray.set(float[])} does not copy: it replaces the tensor's storage with a Java
+ *       direct buffer that lives only as long as that NDArray object, so it must never be used on
+ *       a view whose storage outlives it (such as a gradient).
  * </ul>
  */
 final class AdamW {
@@ -28,6 +32,7 @@ final class AdamW {
   static final float EPS = 1e-8f;
   static final float WEIGHT_DECAY = 0.1f;
   static final float CLIP = 1.0f;
+  private static final NDIndex ALL = new NDIndex("...");
 
   private final Map<String, NDArray> m = new LinkedHashMap<>();
   private final Map<String, NDArray> v = new LinkedHashMap<>();
@@ -106,7 +111,9 @@ final class AdamW {
       if (finite) {
         g.subi(g); // zero in place: the parameter's .grad buffer is shared with this view
       } else {
-        g.set(new float[(int) g.size()]); // NaN*0 is NaN, so overwrite outright
+        // NaN*0 is NaN, so overwrite outright, but in place: NDArray.set(float[]) would swap the
+        // .grad storage for a Java buffer that the GC frees while the parameter still uses it.
+        g.set(ALL, 0f);
       }
     }
     return finite;
