@@ -29,10 +29,8 @@ import whale.workflows.schedule.Seeds;
  * Search QA through the real activities: episodes run in sandbox processes, whose search calls the
  * worker serves from its Lucene index, for RSFT steps and evaluation alike.
  *
- * <p>Not asserted here: a rise of held-out accuracy under RSFT. Measured on 2 shared cores, a
- * 300-step base went 0.016 -> 0.010 held-out mean@4 after 8 steps at lr 1e-4, a 500-step base
- * 0.012 -> 0.000 at lr 3e-4, while the training reward rose (0.02 -> 0.07): at this scale RSFT
- * memorises the fixed world's facts of D_weight instead of learning to read (see the README).
+ * <p>The held-out rise under RSFT is {@code whale.task.searchqa.SearchQaLearningTest}'s (in-process
+ * episodes, a base pretrained long enough to copy some names).
  */
 class SearchQaRsftTest {
   @TempDir static Path dir;
