@@ -38,8 +38,10 @@ public final class LanguageModel implements Generator, AutoCloseable {
     // Never reach for the network (model zoo, engine downloads) or send usage tracking.
     System.setProperty("ai.djl.offline", "true");
     // One intra-op and one inter-op thread unless the operator says otherwise: for a model this small
-    // a second thread gains little, and on a busy 2-core machine spinning OpenMP workers made a
-    // forward pass 5-10x slower (measured). Read when the PyTorch engine starts, so set before it.
+    // a second thread is slower (1500 pretraining steps: 12 s with one, 21 s with two; on a busy
+    // 2-core machine spinning OpenMP workers made a forward pass 5-10x slower), and two threads
+    // reorder float sums, so the same training gave different weights in different processes.
+    // Parallelism comes from activities running side by side. Read when the engine starts.
     if (System.getProperty("ai.djl.pytorch.num_threads") == null) {
       System.setProperty("ai.djl.pytorch.num_threads", "1");
     }

@@ -17,12 +17,7 @@ public class WhaleCli implements Runnable {
   public static void main(String[] args) {
     // DJL must never try the network: its natives come from Maven jars; no telemetry.
     System.setProperty("ai.djl.offline", "true");
-    // A model this small gains little past two intra-op threads; more just contend with the
-    // worker's other activities.
-    if (System.getProperty("ai.djl.pytorch.num_threads") == null) {
-      int threads = Math.max(1, Math.min(2, Runtime.getRuntime().availableProcessors()));
-      System.setProperty("ai.djl.pytorch.num_threads", Integer.toString(threads));
-    }
+    // PyTorch threads: LanguageModel sets one intra-op thread (-Dai.djl.pytorch.num_threads=N: N).
     CommandLine cli = new CommandLine(new WhaleCli());
     cli.setExecutionExceptionHandler((ex, cmd, parsed) -> {
       cmd.getErr().println("whale: " + (ex.getMessage() == null ? ex.toString() : ex.getMessage()));
