@@ -42,7 +42,8 @@ class SearchQaLearningTest {
   static final double LR = Double.parseDouble(System.getProperty("sq.lr", "3e-4"));
   // The search finds the entity's document first; hop 2 asks the original question, so two-hop
   // questions are rarely solved and the gain is on one-hop ones.
-  static final String GENOME = "query=ENTITY;docs=2;chars=100;format=DQA;hops=TWO;votes=1;parse=LINE;maxNew=12";
+  static final String GENOME = System.getProperty("sq.genome",
+      "query=ENTITY;docs=2;chars=100;format=DQA;hops=TWO;votes=1;parse=LINE;maxNew=12");
 
   @Test
   void heldOutAccuracyRisesAfterAFewSeededRsftSteps() {
@@ -50,7 +51,7 @@ class SearchQaLearningTest {
     ActivityRuntime runtime = ActivityRuntime.open(dir.resolve("store"), ActivityRuntime.Mode.IN_PROCESS);
     WeightActivitiesImpl weights = new WeightActivitiesImpl(runtime);
     EvalActivitiesImpl eval = new EvalActivitiesImpl(runtime);
-    var model = new ExperimentSpec.ModelSpec(160, 64, 2, 4, Integer.getInteger("sq.pretrain", 1000), 48,
+    var model = new ExperimentSpec.ModelSpec(Integer.getInteger("sq.ctx", 160), 64, 2, 4, Integer.getInteger("sq.pretrain", 1000), 48,
         0.008, 20000, null);
     long t0 = System.nanoTime();
     String base = weights.prepareBaseModel(new BaseModelRequest(TASK, model, 7));
