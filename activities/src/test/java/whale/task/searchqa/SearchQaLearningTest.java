@@ -24,16 +24,15 @@ import whale.workflows.schedule.PersistentSampler;
 import whale.workflows.schedule.Seeds;
 
 /**
- * The real DJL model on the built-in search-QA task: a partly pretrained base model, 16 seeded RSFT
- * steps under a two-hop harness, and held-out mean@8 before and after.
+ * The real DJL model on the built-in search-QA task: a pretrained base model, 16 seeded RSFT steps
+ * under a two-hop harness, and held-out mean@8 before and after.
  *
  * <p>What RSFT teaches here is a skill, not facts: the fact world's names are random strings, so an
- * answer is right only when the model copies the name out of the retrieved document. After 1000
- * pretraining steps the base copies job words almost always but names rarely ("Who founded X?"
- * 5% of samples); the accepted rollouts are its correct copies, and fine-tuning on them makes it
- * copy better on questions it never trained on. Measured on 2 cores: 0.322 -> 0.455 and 0.355 ->
- * 0.391 (12 steps); after 600 pretraining steps the base never copies a name (RSFT then only
- * reinforces job words, 0.121 -> 0.133), after 1500 it already copies well (0.596 -> 0.607).
+ * answer is right only when the model copies the name out of the retrieved document, and what
+ * transfers to D_test is copying better. It needs a base that copies some of the time. Measured
+ * (one intra-op thread, so every run gives the same numbers): 1300 pretraining steps, held-out
+ * 0.563 -> 0.619; 1000 steps, 0.203 -> 0.207 (that base writes invented names for most questions,
+ * so few accepted rollouts hold a copied name; the test then fails).
  */
 class SearchQaLearningTest {
   @TempDir static Path dir;
@@ -42,8 +41,7 @@ class SearchQaLearningTest {
   static final double LR = Double.parseDouble(System.getProperty("sq.lr", "3e-4"));
   // The search finds the entity's document first; hop 2 asks the original question, so two-hop
   // questions are rarely solved and the gain is on one-hop ones.
-  static final String GENOME = System.getProperty("sq.genome",
-      "query=ENTITY;docs=2;chars=100;format=DQA;hops=TWO;votes=1;parse=LINE;maxNew=12");
+  static final String GENOME = "query=ENTITY;docs=2;chars=100;format=DQA;hops=TWO;votes=1;parse=LINE;maxNew=12";
 
   @Test
   void heldOutAccuracyRisesAfterAFewSeededRsftSteps() {
@@ -51,7 +49,7 @@ class SearchQaLearningTest {
     ActivityRuntime runtime = ActivityRuntime.open(dir.resolve("store"), ActivityRuntime.Mode.IN_PROCESS);
     WeightActivitiesImpl weights = new WeightActivitiesImpl(runtime);
     EvalActivitiesImpl eval = new EvalActivitiesImpl(runtime);
-    var model = new ExperimentSpec.ModelSpec(Integer.getInteger("sq.ctx", 160), 64, 2, 4, Integer.getInteger("sq.pretrain", 1000), 48,
+    var model = new ExperimentSpec.ModelSpec(160, 64, 2, 4, Integer.getInteger("sq.pretrain", 1300), 48,
         0.008, 20000, null);
     long t0 = System.nanoTime();
     String base = weights.prepareBaseModel(new BaseModelRequest(TASK, model, 7));
