@@ -40,7 +40,8 @@ public final class LanguageModel implements Generator, AutoCloseable {
     // One intra-op and one inter-op thread unless the operator says otherwise: for a model this small
     // a second thread is slower (1500 pretraining steps: 12 s with one, 21 s with two; on a busy
     // 2-core machine spinning OpenMP workers made a forward pass 5-10x slower), and two threads
-    // reorder float sums, so the same training gave different weights in different processes.
+    // reorder float sums, so the same seeded training gave visibly different models in different
+    // processes (with one thread they agree to a point or so; kernels may still depend on alignment).
     // Parallelism comes from activities running side by side. Read when the engine starts.
     if (System.getProperty("ai.djl.pytorch.num_threads") == null) {
       System.setProperty("ai.djl.pytorch.num_threads", "1");
