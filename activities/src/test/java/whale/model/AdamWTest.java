@@ -50,6 +50,7 @@ class AdamWTest {
         }
       }
       assertArrayEquals(new float[4], w.getGradient().toFloatArray(), "the gradient is zero, in its own memory");
+      churn.clear(); // the churn buffers stayed reachable until the gradient was read
 
       // The next step sees only its own gradient: d(sum 2w)/dw = 2.
       backward(w, 2f);
@@ -61,7 +62,6 @@ class AdamWTest {
       for (int i = 0; i < 4; i++) {
         assertTrue(after[i] < i + 1, "the finite step moved weight " + i + " down: " + after[i]);
       }
-      assertTrue(churn.size() > 0);
       opt.close();
     }
   }
