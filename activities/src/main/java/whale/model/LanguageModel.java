@@ -171,25 +171,13 @@ public final class LanguageModel implements Generator, AutoCloseable {
       if (active.length == 0) {
         break;
       }
-      // Each active row's window: its last min(len, ctx) tokens, right-padded to a common width.
-      int width = 0;
-      for (int r : active) {
-        width = Math.max(width, Math.min(len[r], ctx));
-      }
-      int[] flat = new int[active.length * width];
-      int[] last = new int[active.length];
+      // Each active row's window: its last min(len, ctx) tokens.
+      int[][] windows = new int[active.length][];
       for (int i = 0; i < active.length; i++) {
         int r = active[i];
-        int w = Math.min(len[r], ctx);
-        System.arraycopy(seq[r], len[r] - w, flat, i * width, w);
-        last[i] = w - 1;
+        windows[i] = Arrays.copyOfRange(seq[r], len[r] - Math.min(len[r], ctx), len[r]);
       }
-      float[] logits;
-      try (NDManager sub = manager.newSubManager();
-          NDScope scope = new NDScope()) {
-        NDArray tokens = sub.create(flat, new Shape(active.length, width));
-        logits = gpt.lastLogits(tokens, last).toFloatArray();
-      }
+      float[] logits = nextLogits(windows);
       for (int i = 0; i < active.length; i++) {
         int r = active[i];
         int next = sample(logits, i * vocab, vocab, params, rng[r]);
@@ -203,6 +191,46 @@ public final class LanguageModel implements Generator, AutoCloseable {
     for (int r = 0; r < n; r++) {
       out[rows[r]] = new Completion(text[r].toString(), promptSeen[r], len[r] - promptLen[r]);
     }
+  }
+
+  /**
+   * Smallest batch and width of a sampling forward pass. libtorch's CPU kernels (single thread) sum
+   * in another order when a matrix product has 1 to 3 rows, and when the sequence is shorter than 16
+   * positions (attention's products and softmax over T); at or above both, a row's logits are
+   * bit-identical whatever else shares the batch (measured: GEMM M = 4..300 for this model's and
+   * 0.5B-size shapes; widths 16..80 for windows of 2, 7 and 20 tokens). Padding up to these sizes
+   * keeps a row's result independent of how many rows happened to share its batch: without it runs
+   * whose batches are cut by timing (the sandbox pool) differed from process to process.
+   */
+  static final int MIN_GEMM_ROWS = 4;
+  static final int MIN_WIDTH = 16;
+
+  /**
+   * The next-token logits after each window ([rows × vocab], flattened). Rows are right-padded to a
+   * common width of at least {@link #MIN_WIDTH} and the batch to {@link #MIN_GEMM_ROWS}; a row's logits depend only on its own
+   * window, bit for bit, whatever shares the batch (causal mask, right padding: padded positions and
+   * padded rows contribute exact zeros).
+   */
+  float[] nextLogits(int[][] windows) {
+    int rows = Math.max(windows.length, MIN_GEMM_ROWS);
+    int width = Math.min(MIN_WIDTH, config.contextLength());
+    for (int[] w : windows) {
+      width = Math.max(width, w.length);
+    }
+    int[] flat = new int[rows * width]; // CharTokenizer.PAD is 0
+    int[] last = new int[rows];
+    for (int i = 0; i < windows.length; i++) {
+      System.arraycopy(windows[i], 0, flat, i * width, windows[i].length);
+      last[i] = windows[i].length - 1;
+    }
+    float[] logits;
+    try (NDManager sub = manager.newSubManager();
+        NDScope scope = new NDScope()) {
+      NDArray tokens = sub.create(flat, new Shape(rows, width));
+      logits = gpt.lastLogits(tokens, last).toFloatArray();
+    }
+    return windows.length == rows ? logits
+        : Arrays.copyOf(logits, windows.length * config.vocabSize());
   }
 
   private static int[] activeRows(boolean[] done) {

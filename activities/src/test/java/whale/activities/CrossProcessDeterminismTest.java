@@ -1,0 +1,55 @@
+package whale.activities;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * "The same seed gives the same result" across processes, which comparisons, replays and crash
+ * recovery rest on: two JVMs started side by side (so their sandbox batches are cut at different
+ * moments) pretrain the same base and take the same RSFT step into separate stores. References are
+ * the sha256 of the bytes, so equal references are identical checkpoint and rollout files.
+ */
+class CrossProcessDeterminismTest {
+  @TempDir Path dir;
+
+  @Test
+  void twoProcessesWriteTheSameBaseAndStepBytes() throws Exception {
+    List<Process> procs = new ArrayList<>();
+    for (int i = 0; i < 2; i++) {
+      procs.add(new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+          "-Xmx1g", "-cp", System.getProperty("java.class.path"), DeterminismProbe.class.getName(),
+          dir.resolve("store" + i).toString()).redirectErrorStream(true).start());
+    }
+    List<List<String>> outputs = new ArrayList<>();
+    for (Process p : procs) {
+      outputs.add(refs(p));
+    }
+    System.out.println("process 1: " + outputs.get(0) + "\nprocess 2: " + outputs.get(1));
+    assertEquals(2, outputs.get(0).size(), "probe output: " + outputs.get(0));
+    assertTrue(outputs.get(0).get(1).matches(".* accepted=[1-9][0-9]* .*"),
+        "the step trains on accepted rollouts: " + outputs.get(0));
+    assertEquals(outputs.get(0), outputs.get(1));
+  }
+
+  private static List<String> refs(Process p) throws IOException, InterruptedException {
+    String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    assertTrue(p.waitFor(5, TimeUnit.MINUTES), "probe did not finish");
+    assertEquals(0, p.exitValue(), out);
+    List<String> lines = new ArrayList<>();
+    for (String line : out.split("\n")) {
+      if (line.startsWith("base=") || line.startsWith("step=")) {
+        lines.add(line);
+      }
+    }
+    return lines;
+  }
+}

@@ -1,0 +1,38 @@
+package whale.activities;
+
+import java.nio.file.Path;
+import java.util.List;
+import whale.harness.HarnessGenome;
+import whale.harness.TemplateProposer;
+import whale.workflows.ExperimentSpec;
+import whale.workflows.activities.BaseModelRequest;
+import whale.workflows.activities.EpisodeSettings;
+import whale.workflows.activities.RsftStepRequest;
+import whale.workflows.activities.RsftStepResult;
+import whale.workflows.activities.TaskRef;
+import whale.workflows.schedule.Seeds;
+
+/**
+ * One process of {@link CrossProcessDeterminismTest}: seeded pretraining and one RSFT step whose
+ * episodes run in the sandbox pool (two processes, batches cut by timing), into a fresh store given
+ * as the argument. Prints the content references, which are the sha256 of the bytes.
+ */
+public final class DeterminismProbe {
+  static final TaskRef TASK = new TaskRef("math", 1234, 256, 16, 128);
+
+  public static void main(String[] args) {
+    ActivityRuntime runtime = ActivityRuntime.open(Path.of(args[0]));
+    WeightActivitiesImpl weights = new WeightActivitiesImpl(runtime);
+    var model = new ExperimentSpec.ModelSpec(160, 64, 2, 4, 400, 64, 0.008, 30000, null);
+    String base = weights.prepareBaseModel(new BaseModelRequest(TASK, model, 7));
+    String chain = runtime.store().putString(TemplateProposer.render(HarnessGenome.parse(
+        "format=QA;decomp=CHAIN;votes=1;retries=0;parse=FIRST_INT;maxNew=8")));
+    RsftStepResult r = weights.rsftStep(new RsftStepRequest(TASK, base, chain, 1,
+        List.of(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15), 8, 0.5, 32, 1e-4,
+        Seeds.mix(11, 1), new EpisodeSettings(1.0, 20, 16, 30)));
+    System.out.println("base=" + base);
+    System.out.println("step=" + r.checkpointRef() + " accepted=" + r.accepted()
+        + " rollouts=" + r.rolloutsRef());
+    System.exit(0); // the sandbox pool's processes go with the shutdown hook
+  }
+}
