@@ -17,6 +17,10 @@ import whale.proto.sandbox.v1.SandboxServiceGrpc;
 /**
  * One sandbox JVM: {@code java -Xmx<heap>m -XX:+ExitOnOutOfMemoryError -cp <cp> whale.sandbox.SandboxMain 0},
  * its gRPC channel, and the tail of its output (bounded; the rest is drained and dropped).
+ *
+ * <p>It starts with an empty environment, so no variable of the worker (API keys, TZ, LANG, proxies)
+ * can reach harness code whatever the allow-list lets through, and with a fixed locale (en_US), time
+ * zone (UTC) and default charset (UTF-8), so episodes do not depend on the worker's settings.
  */
 public final class SandboxProcess implements AutoCloseable {
   static final int TAIL_CHARS = 4000;
@@ -32,7 +36,15 @@ public final class SandboxProcess implements AutoCloseable {
         .maxInboundMessageSize(SandboxMain.MAX_MESSAGE).build();
   }
 
+  /** The fixed settings every sandbox JVM runs with. */
+  static final List<String> FIXED_SETTINGS = List.of("-Duser.timezone=UTC", "-Duser.language=en",
+      "-Duser.country=US", "-Dfile.encoding=UTF-8");
+
   static List<String> command(String classpath, int heapMb) {
+    return command(classpath, heapMb, SandboxMain.class.getName());
+  }
+
+  static List<String> command(String classpath, int heapMb, String mainClass) {
     List<String> cmd = new ArrayList<>();
     cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     cmd.add("-Xmx" + heapMb + "m");
@@ -41,19 +53,27 @@ public final class SandboxProcess implements AutoCloseable {
     cmd.add("-XX:+UseSerialGC");
     cmd.add("-XX:TieredStopAtLevel=1");
     cmd.add("-Xshare:auto");
+    cmd.addAll(FIXED_SETTINGS);
     cmd.add("-cp");
     cmd.add(classpath);
-    cmd.add(SandboxMain.class.getName());
+    cmd.add(mainClass);
     cmd.add("0");
     return cmd;
   }
 
   /** Starts a sandbox and waits (up to {@code startTimeoutMillis}) for it to listen. */
   static SandboxProcess start(String classpath, int heapMb, long startTimeoutMillis) {
+    return start(command(classpath, heapMb), startTimeoutMillis);
+  }
+
+  /** Starts {@code command} (a {@link #command}) with an empty environment. */
+  static SandboxProcess start(List<String> command, long startTimeoutMillis) {
     Process p;
     try {
-      p = new ProcessBuilder(command(classpath, heapMb)).redirectErrorStream(true)
-          .redirectInput(ProcessBuilder.Redirect.PIPE).start();
+      ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true)
+          .redirectInput(ProcessBuilder.Redirect.PIPE);
+      pb.environment().clear(); // the JVM needs none of them: java is started by its full path
+      p = pb.start();
     } catch (IOException e) {
       throw new UncheckedIOException("cannot start a sandbox process", e);
     }
@@ -109,6 +129,10 @@ public final class SandboxProcess implements AutoCloseable {
 
   SandboxServiceGrpc.SandboxServiceStub stub() {
     return SandboxServiceGrpc.newStub(channel);
+  }
+
+  SandboxServiceGrpc.SandboxServiceBlockingStub blockingStub() {
+    return SandboxServiceGrpc.newBlockingStub(channel);
   }
 
   public long pid() {

@@ -264,4 +264,27 @@ class EpisodeRunnerTest {
     assertEquals(8, res.size());
     assertTrue(res.stream().allMatch(e -> e.status() == EpisodeStatus.COMPLETED && e.turns() == 1));
   }
+
+  @Test
+  void toolInputOverTheCapFailsTheCallWithAClearMessage() {
+    Harness h = (problem, ctx) -> {
+      try {
+        ctx.tool("sentences", "x".repeat(10 << 20));
+      } catch (IllegalArgumentException e) {
+        ctx.note(e.getMessage());
+      }
+      String ok = ctx.tool("sentences", "y".repeat(EpisodeRunner.MAX_TOOL_INPUT_CHARS));
+      return HarnessResult.of(String.valueOf(ok.length()));
+    };
+    List<EpisodeResult> res = new EpisodeRunner(new ScriptedGenerator(), TASK).run(() -> h, problems(1), 1, 3L);
+    EpisodeResult e = res.get(0);
+    assertEquals(EpisodeStatus.COMPLETED, e.status(), e.error());
+    assertEquals(List.of("tool 'sentences': input of 10485760 characters exceeds the cap of "
+        + EpisodeRunner.MAX_TOOL_INPUT_CHARS), e.notes());
+    assertEquals(2, e.toolCalls().size());
+    assertTrue(e.toolCalls().get(0).output().startsWith("ERROR: tool 'sentences': input of 10485760"),
+        e.toolCalls().get(0).output());
+    assertEquals(EpisodeRunner.Config.defaults().maxTraceChars(), e.toolCalls().get(0).input().length());
+    assertEquals(String.valueOf(EpisodeRunner.MAX_TOOL_INPUT_CHARS), e.answer());
+  }
 }
