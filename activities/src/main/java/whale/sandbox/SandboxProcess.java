@@ -27,11 +27,12 @@ public final class SandboxProcess implements AutoCloseable {
 
   private final Process process;
   private final ManagedChannel channel;
-  private final StringBuilder tail = new StringBuilder();
+  private final StringBuilder tail;
   private volatile String killReason;
 
-  private SandboxProcess(Process process, int port) {
+  private SandboxProcess(Process process, int port, StringBuilder tail) {
     this.process = process;
+    this.tail = tail;
     this.channel = NettyChannelBuilder.forAddress("127.0.0.1", port).usePlaintext()
         .maxInboundMessageSize(SandboxMain.MAX_MESSAGE).build();
   }
@@ -79,7 +80,8 @@ public final class SandboxProcess implements AutoCloseable {
     }
     CompletableFuture<Integer> port = new CompletableFuture<>();
     StringBuilder early = new StringBuilder();
-    SandboxProcess[] self = new SandboxProcess[1];
+    // collected from the port line on, before this object exists (nothing is lost while it is built)
+    StringBuilder tail = new StringBuilder();
     Thread reader = new Thread(() -> {
       try (BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(),
           StandardCharsets.UTF_8))) {
@@ -95,10 +97,7 @@ public final class SandboxProcess implements AutoCloseable {
         port.completeExceptionally(new IllegalStateException("sandbox exited before listening: " + early));
         int n;
         while ((n = r.read(buf)) >= 0) {
-          SandboxProcess s = self[0];
-          if (s != null) {
-            s.appendTail(buf, n);
-          }
+          appendTail(tail, buf, n);
         }
       } catch (IOException | RuntimeException e) {
         port.completeExceptionally(e);
@@ -107,24 +106,26 @@ public final class SandboxProcess implements AutoCloseable {
     reader.setDaemon(true);
     reader.start();
     try {
-      SandboxProcess s = new SandboxProcess(p, port.get(startTimeoutMillis, TimeUnit.MILLISECONDS));
-      self[0] = s;
-      return s;
+      return new SandboxProcess(p, port.get(startTimeoutMillis, TimeUnit.MILLISECONDS), tail);
     } catch (Exception e) {
       p.destroyForcibly();
       throw new IllegalStateException("sandbox did not start: " + e, e);
     }
   }
 
-  private synchronized void appendTail(char[] buf, int n) {
-    tail.append(buf, 0, n);
-    if (tail.length() > TAIL_CHARS) {
-      tail.delete(0, tail.length() - TAIL_CHARS);
+  private static void appendTail(StringBuilder tail, char[] buf, int n) {
+    synchronized (tail) {
+      tail.append(buf, 0, n);
+      if (tail.length() > TAIL_CHARS) {
+        tail.delete(0, tail.length() - TAIL_CHARS);
+      }
     }
   }
 
-  public synchronized String outputTail() {
-    return tail.toString();
+  public String outputTail() {
+    synchronized (tail) {
+      return tail.toString();
+    }
   }
 
   SandboxServiceGrpc.SandboxServiceStub stub() {
