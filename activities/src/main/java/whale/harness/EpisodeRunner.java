@@ -30,8 +30,9 @@ import whale.task.Tool;
  * <p>Limits: the turn budget (model calls per episode; one more call fails the episode), the episode
  * timeout (wall time the harness code itself runs, i.e. time outside {@code generate}; an episode over
  * it is abandoned, its thread interrupted and, if still alive at the end of the run, stopped), caps on
- * the answer, notes, tool calls and prompt size. Any exception fails the episode. A failed episode has
- * reward 0 and its reason in {@link EpisodeResult#error()}. A generator failure fails the whole run.
+ * the answer, notes, tool calls, tool input ({@link #MAX_TOOL_INPUT_CHARS}) and prompt size. Any
+ * exception fails the episode. A failed episode has reward 0 and its reason in
+ * {@link EpisodeResult#error()}. A generator failure fails the whole run.
  */
 public final class EpisodeRunner {
 

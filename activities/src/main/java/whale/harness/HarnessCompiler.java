@@ -78,11 +78,22 @@ import whale.task.Problem;
  * java.lang basics (String, StringBuilder, Math, boxes, Object, CharSequence, Iterable, Comparable,
  * annotations, Exception and its java.lang subclasses); the packages java.util, java.util.regex,
  * java.util.function, java.util.stream and java.text (minus ServiceLoader, ResourceBundle, Timer,
- * Formatter and parallel streams). Everything else is rejected: System, Runtime, Thread,
+ * Formatter, StreamSupport and parallel streams). Everything else is rejected: System, Runtime, Thread,
  * ProcessBuilder, ClassLoader, Class and class literals, Throwable and Error (so a harness cannot
  * swallow the stop of a runaway episode), java.io, java.nio, java.net, java.lang.reflect,
- * java.util.concurrent, and every other whale class. Non-final static fields are rejected too (episodes
- * of one harness run concurrently and must not share state).
+ * java.util.concurrent, and every other whale class.
+ *
+ * <p>Episodes must not share state or outlive themselves, so these are rejected too, each with a
+ * diagnostic naming its line: non-final static fields, static final fields that may hold mutable
+ * state (only primitives, String, boxes, Pattern, immutable records and enums of the source,
+ * List/Set/Map made by their of/copyOf factories, and lambdas qualify), enum fields that are not final
+ * and immutable (an enum constant is one instance for every episode), finalize() overrides (the
+ * Finalizer thread would run them after the episode), Locale/TimeZone.setDefault; and return, throw,
+ * break or continue leaving a finally block (they would discard an Error in flight, e.g. a
+ * StackOverflowError, which harness code may not catch). Sources over {@link #MAX_SOURCE_CHARS} are
+ * rejected before javac runs; the header (package, public class) is found by a linear lexer. This
+ * class bounds neither javac's time nor its memory: untrusted source is compiled in a sandbox
+ * process ({@code SandboxExecutor#checkHarness}).
  */
 public final class HarnessCompiler {
   /** The classes a harness may reference and that its class loader's parent exposes. */
