@@ -58,7 +58,7 @@ public final class SandboxExecutor implements EpisodeExecutor {
   private final long windowMillis;
   private final long hangGraceMillis;
   private final long compileTimeoutMillis;
-  /** Check results by source ("" when it compiles); sources are immutable, so never stale. */
+  /** The compiler's verdicts by source ("" when it compiles); sources are immutable, so never stale. */
   private final Map<String, String> checks = new LinkedHashMap<>(16, 0.75f, true) {
     @Override
     protected boolean removeEldestEntry(Map.Entry<String, String> e) {
@@ -105,6 +105,7 @@ public final class SandboxExecutor implements EpisodeExecutor {
       }
     }
     String errors;
+    boolean answered = false;
     SandboxProcess sb;
     try {
       sb = pool.acquire();
@@ -116,6 +117,7 @@ public final class SandboxExecutor implements EpisodeExecutor {
       CheckReply r = sb.blockingStub().withDeadlineAfter(compileTimeoutMillis, TimeUnit.MILLISECONDS)
           .check(CheckRequest.newBuilder().setHarnessSource(source).build());
       errors = r.getOk() ? "" : r.getErrors();
+      answered = true;
     } catch (StatusRuntimeException e) {
       if (e.getStatus().getCode() == Status.Code.DEADLINE_EXCEEDED) {
         errors = "compilation stopped: it ran longer than " + compileTimeoutMillis
@@ -131,8 +133,11 @@ public final class SandboxExecutor implements EpisodeExecutor {
     } finally {
       pool.release(sb);
     }
-    synchronized (checks) {
-      checks.put(source, errors);
+    if (answered) {
+      // the compiler's verdict is a function of the source; a stop (deadline, death) may be load
+      synchronized (checks) {
+        checks.put(source, errors);
+      }
     }
     return errors.isEmpty() ? null : errors;
   }
