@@ -88,9 +88,10 @@ import whale.task.Problem;
  * state (only primitives, String, boxes, Pattern, immutable records and enums of the source,
  * List/Set/Map made by their of/copyOf factories, and lambdas qualify), enum fields that are not final
  * and immutable (an enum constant is one instance for every episode), finalize() overrides (the
- * Finalizer thread would run them after the episode), Locale/TimeZone.setDefault; and return, throw,
- * break or continue leaving a finally block (they would discard an Error in flight, e.g. a
- * StackOverflowError, which harness code may not catch). Sources over {@link #MAX_SOURCE_CHARS} are
+ * Finalizer thread would run them after the episode), Locale/TimeZone.setDefault, String.intern (a
+ * channel between episodes through the JVM's string pool); and return, throw, break or continue
+ * leaving a finally block (they would discard an Error in flight, e.g. a StackOverflowError, which
+ * harness code may not catch). Sources over {@link #MAX_SOURCE_CHARS} are
  * rejected before javac runs; the header (package, public class) is found by a linear lexer. This
  * class bounds neither javac's time nor its memory: untrusted source is compiled in a sandbox
  * process ({@code SandboxExecutor#checkHarness}).
@@ -120,7 +121,9 @@ public final class HarnessCompiler {
   static final Set<String> DENIED_MEMBERS = Set.of(
       "java.lang.Object.getClass", "java.lang.Integer.getInteger", "java.lang.Long.getLong",
       "java.lang.Boolean.getBoolean", "java.lang.Object.finalize", "java.util.Locale.setDefault",
-      "java.util.TimeZone.setDefault");
+      "java.util.TimeZone.setDefault",
+      // the JVM's string pool is shared by every episode: intern() == s tells what others interned
+      "java.lang.String.intern");
 
   /** Types whose values cannot change, so a static final field of one shares nothing mutable. */
   static final Set<String> IMMUTABLE_TYPES = Set.of(

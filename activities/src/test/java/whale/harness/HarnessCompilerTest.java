@@ -225,6 +225,7 @@ class HarnessCompilerTest {
       "Arrays.parallelSort|    Arrays.parallelSort(new int[3]);|parallel execution",
       "Stream.parallel|    java.util.stream.IntStream.range(0, 9).parallel().sum();|parallel execution",
       "Locale.setDefault|    Locale.setDefault(Locale.FRANCE);|java.util.Locale.setDefault",
+      "String.intern|    ctx.note(String.valueOf(new String(\"a\").intern() == \"a\"));|java.lang.String.intern",
       "TimeZone.setDefault|    TimeZone.setDefault(TimeZone.getTimeZone(\"Asia/Tokyo\"));|java.util.TimeZone.setDefault",
       "return in finally|    try { ctx.note(\"x\"); } finally { if (problem.id().isEmpty()) return HarnessResult.of(\"2\"); }|'return' may not leave a finally block",
       "throw in finally|    try { ctx.note(\"x\"); } finally { if (problem.id().isEmpty()) throw new IllegalStateException(); }|'throw' may not leave a finally block",
