@@ -96,6 +96,7 @@ public final class EpisodeRunner {
 
   private static final long POLL_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
   private static final long STOP_GRACE_MILLIS = 500;
+  private static final int MAX_STOPS = 100;
 
   private final Generator generator;
   private final Task task;
@@ -323,16 +324,17 @@ public final class EpisodeRunner {
       for (Thread t : abandonedThreads) {
         try {
           t.join(Math.max(1, deadline - System.currentTimeMillis()));
+          // each stop unwinds one level of finally blocks only (loops nested in finally blocks): stop
+          // again until the thread is gone
+          for (int k = 0; t.isAlive() && k < MAX_STOPS; k++) {
+            t.stop();
+            t.join(10);
+          }
         } catch (InterruptedException ie) {
           Thread.currentThread().interrupt();
           break;
-        }
-        if (t.isAlive()) {
-          try {
-            t.stop();
-          } catch (UnsupportedOperationException | SecurityException ignored) {
-            // a runaway daemon thread is left behind; nothing more can be done
-          }
+        } catch (UnsupportedOperationException | SecurityException ignored) {
+          // a runaway daemon thread is left behind; the sandbox is recycled after a timeout
         }
       }
     }

@@ -139,6 +139,9 @@ class HostileCorpusTest {
     RUN_TIME.put("loopInFinally", harness("LoopFinally",
         "try { while (true) { } } finally { int x = 0; while (true) { x++; } }"));
     RUN_TIME_STATUS.put("loopInFinally", EpisodeStatus.TIMEOUT);
+    RUN_TIME.put("nestedLoopsInFinally", harness("NestedFinally", "int x = 0; try { try { while (true) { x++; } }"
+        + " finally { while (true) { x++; } } } finally { while (true) { x++; } }"));
+    RUN_TIME_STATUS.put("nestedLoopsInFinally", EpisodeStatus.TIMEOUT);
     RUN_TIME.put("notesWithoutEnd", harness("Notes", "while (true) { ctx.note(\"spam spam spam spam\"); }"));
     RUN_TIME_STATUS.put("notesWithoutEnd", EpisodeStatus.TIMEOUT);
     RUN_TIME.put("hugeAnswer", harness("Huge",
