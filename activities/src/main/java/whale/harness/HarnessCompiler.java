@@ -175,6 +175,12 @@ public final class HarnessCompiler {
     }
   }
 
+  /** Why {@code source} is too long to compile, or null. */
+  public static String sizeProblem(String source) {
+    return source.length() <= MAX_SOURCE_CHARS ? null
+        : "source is " + source.length() + " characters, over the limit of " + MAX_SOURCE_CHARS;
+  }
+
   /** Compiles, checks and loads {@code source}. */
   public CompiledHarness compile(String source) throws HarnessCompilationException {
     Result r = tryCompile(source);
@@ -205,9 +211,9 @@ public final class HarnessCompiler {
       diags.add(new HarnessDiagnostic(0, 0, "empty source"));
       return new Result(null, diags);
     }
-    if (source.length() > MAX_SOURCE_CHARS) {
-      diags.add(new HarnessDiagnostic(0, 0, "source is " + source.length() + " characters, over the limit of "
-          + MAX_SOURCE_CHARS));
+    String tooLong = sizeProblem(source);
+    if (tooLong != null) {
+      diags.add(new HarnessDiagnostic(0, 0, tooLong));
       return new Result(null, diags);
     }
     SourceHeader header = SourceHeader.scan(source);

@@ -19,6 +19,7 @@ import java.util.function.Consumer;
 import whale.harness.EpisodeResult;
 import whale.harness.EpisodeRunner;
 import whale.harness.EpisodeStatus;
+import whale.harness.HarnessCompiler;
 import whale.model.Generator;
 import whale.proto.sandbox.v1.CheckReply;
 import whale.proto.sandbox.v1.CheckRequest;
@@ -98,6 +99,10 @@ public final class SandboxExecutor implements EpisodeExecutor {
 
   @Override
   public String checkHarness(String source) {
+    String tooLong = HarnessCompiler.sizeProblem(source);
+    if (tooLong != null) {
+      return tooLong; // the same verdict as the compiler's, without shipping it to a sandbox
+    }
     synchronized (checks) {
       String known = checks.get(source);
       if (known != null) {

@@ -36,8 +36,10 @@ import whale.task.TaskProblem;
  * A sandbox process: {@code java -Xmx256m -cp <classpath> whale.sandbox.SandboxMain <port>}. Serves
  * SandboxService on the loopback interface (port 0: any free port), prints
  * {@code WHALE_SANDBOX_PORT=<port>} as its first line, and halts when its parent process exits. It
- * compiles untrusted harness source with {@link HarnessCompiler} and runs its episodes with
- * {@link EpisodeRunner}, reaching the model and the tools only through the worker's gRPC services.
+ * compiles untrusted harness source with {@link HarnessCompiler} (the Check RPC: the worker never
+ * compiles it itself) and runs its episodes with {@link EpisodeRunner}, reaching the model and the
+ * tools only through the worker's gRPC services. After a run it reports harness work that outlived
+ * the episodes ({@link #leftoverHarnessWork}), and the worker then does not reuse it.
  */
 public final class SandboxMain {
   public static final String PORT_LINE = "WHALE_SANDBOX_PORT=";
