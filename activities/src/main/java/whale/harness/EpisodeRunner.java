@@ -321,12 +321,13 @@ public final class EpisodeRunner {
     @SuppressWarnings({"deprecation", "removal"})
     private void stopAbandoned() {
       long deadline = System.currentTimeMillis() + STOP_GRACE_MILLIS;
+      long stopDeadline = deadline + STOP_GRACE_MILLIS;
       for (Thread t : abandonedThreads) {
         try {
           t.join(Math.max(1, deadline - System.currentTimeMillis()));
           // each stop unwinds one level of finally blocks only (loops nested in finally blocks): stop
-          // again until the thread is gone
-          for (int k = 0; t.isAlive() && k < MAX_STOPS; k++) {
+          // again until the thread is gone, within a bound (a sandbox that still has one is recycled)
+          for (int k = 0; t.isAlive() && k < MAX_STOPS && System.currentTimeMillis() < stopDeadline; k++) {
             t.stop();
             t.join(10);
           }

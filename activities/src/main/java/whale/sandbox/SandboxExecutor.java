@@ -59,6 +59,8 @@ public final class SandboxExecutor implements EpisodeExecutor {
   private final long windowMillis;
   private final long hangGraceMillis;
   private final long compileTimeoutMillis;
+  private final java.util.concurrent.atomic.AtomicInteger leftoverRecycles =
+      new java.util.concurrent.atomic.AtomicInteger();
   /** The compiler's verdicts by source ("" when it compiles); sources are immutable, so never stale. */
   private final Map<String, String> checks = new LinkedHashMap<>(16, 0.75f, true) {
     @Override
@@ -95,6 +97,11 @@ public final class SandboxExecutor implements EpisodeExecutor {
 
   public SandboxPool pool() {
     return pool;
+  }
+
+  /** Sandboxes killed because harness work outlived their episodes (tests, metrics). */
+  public int leftoverRecycles() {
+    return leftoverRecycles.get();
   }
 
   @Override
@@ -379,6 +386,7 @@ public final class SandboxExecutor implements EpisodeExecutor {
       }
       if (failure == null && recycle[0] != null) {
         sb.kill("recycled: " + recycle[0]);
+        leftoverRecycles.incrementAndGet();
       } else if (failure == null) {
         for (EpisodeReply r : replies) {
           if (r != null && EpisodeStatus.TIMEOUT.name().equals(r.getStatus())) {

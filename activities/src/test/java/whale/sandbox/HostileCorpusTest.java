@@ -142,6 +142,11 @@ class HostileCorpusTest {
     RUN_TIME.put("nestedLoopsInFinally", harness("NestedFinally", "int x = 0; try { try { while (true) { x++; } }"
         + " finally { while (true) { x++; } } } finally { while (true) { x++; } }"));
     RUN_TIME_STATUS.put("nestedLoopsInFinally", EpisodeStatus.TIMEOUT);
+    // deeper than the runner stops it: the thread outlives the run, and its sandbox is not reused
+    RUN_TIME.put("deepFinallyRecursion", harnessWith("DeepFinally", "  static int deep(int n) {\n"
+        + "    if (n == 0) { while (true) { } }\n    try { return deep(n - 1); } finally { while (true) { } }\n  }",
+        "return HarnessResult.of(\"\" + deep(300));"));
+    RUN_TIME_STATUS.put("deepFinallyRecursion", EpisodeStatus.TIMEOUT);
     RUN_TIME.put("notesWithoutEnd", harness("Notes", "while (true) { ctx.note(\"spam spam spam spam\"); }"));
     RUN_TIME_STATUS.put("notesWithoutEnd", EpisodeStatus.TIMEOUT);
     RUN_TIME.put("hugeAnswer", harness("Huge",
@@ -237,7 +242,11 @@ class HostileCorpusTest {
     for (Map.Entry<String, String> e : RUN_TIME.entrySet()) {
       assertTrue(new HarnessCompiler().tryCompile(e.getValue()).ok(), e.getKey() + " should compile");
       long t0 = System.nanoTime();
+      int recycles = sandbox.leftoverRecycles();
       List<EpisodeResult> rs = sandbox.run(model, TASK, e.getValue(), ps, 2, 5, config(), l -> { });
+      if (e.getKey().equals("deepFinallyRecursion")) {
+        assertTrue(sandbox.leftoverRecycles() > recycles, "the sandboxes with a surviving thread reported it");
+      }
       long ms = (System.nanoTime() - t0) / 1_000_000;
       System.out.printf("hostile %-20s %5d ms  %s: %s%n", e.getKey(), ms, rs.get(0).status(), rs.get(0).error());
       assertEquals(ps.size() * 2, rs.size(), e.getKey());
