@@ -13,7 +13,6 @@ import java.util.Map;
 import whale.harness.ArchiveView;
 import whale.harness.EpisodeResult;
 import whale.harness.HarnessCandidate;
-import whale.harness.HarnessCompiler;
 import whale.harness.PromptOnlyCheck;
 import whale.harness.TraceStats;
 import whale.proposers.CommandProposer;
@@ -119,9 +118,9 @@ public class HarnessActivitiesImpl implements HarnessActivities {
 
   private CandidateInfo validated(HarnessCandidate h) {
     String ref = runtime.store().putString(h.source());
-    HarnessCompiler.Result r = runtime.compiler().tryCompile(h.source());
-    return new CandidateInfo(h.name(), h.hypothesis(), h.changes(), h.axis(), ref, r.ok(),
-        r.ok() ? null : r.errorText());
+    // compiled in a sandbox (bounded memory and time), never in this worker JVM
+    String errors = runtime.episodes().checkHarness(h.source());
+    return new CandidateInfo(h.name(), h.hypothesis(), h.changes(), h.axis(), ref, errors == null, errors);
   }
 
   private List<EpisodeResult> traces(String ref) {

@@ -30,8 +30,9 @@ import whale.task.Tool;
  * <p>Limits: the turn budget (model calls per episode; one more call fails the episode), the episode
  * timeout (wall time the harness code itself runs, i.e. time outside {@code generate}; an episode over
  * it is abandoned, its thread interrupted and, if still alive at the end of the run, stopped), caps on
- * the answer, notes, tool calls and prompt size. Any exception fails the episode. A failed episode has
- * reward 0 and its reason in {@link EpisodeResult#error()}. A generator failure fails the whole run.
+ * the answer, notes, tool calls, tool input ({@link #MAX_TOOL_INPUT_CHARS}) and prompt size. Any
+ * exception fails the episode. A failed episode has reward 0 and its reason in
+ * {@link EpisodeResult#error()}. A generator failure fails the whole run.
  */
 public final class EpisodeRunner {
 
@@ -86,8 +87,16 @@ public final class EpisodeRunner {
     void onBatch(List<Integer> episodeIds, List<GenerationRequest> requests);
   }
 
+  /**
+   * Longest tool input (characters): tool inputs are positions, questions and queries, and a harness
+   * must not make the worker process megabytes per call. Longer inputs fail the call with an
+   * IllegalArgumentException into the harness; the worker's host refuses them too.
+   */
+  public static final int MAX_TOOL_INPUT_CHARS = 4096;
+
   private static final long POLL_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
   private static final long STOP_GRACE_MILLIS = 500;
+  private static final int MAX_STOPS = 100;
 
   private final Generator generator;
   private final Task task;
@@ -127,7 +136,20 @@ public final class EpisodeRunner {
    */
   public List<EpisodeResult> run(Supplier<? extends Harness> harnessFactory, List<TaskProblem> problems,
       int samplesPerProblem, long runSeed) {
-    return new Run(harnessFactory, problems, samplesPerProblem, runSeed).execute();
+    return run(harnessFactory, problems, samplesPerProblem, 0, runSeed);
+  }
+
+  /**
+   * Like {@link #run(Supplier, List, int, long)} with sample indices {@code firstSample ..
+   * firstSample + samplesPerProblem - 1}: an episode's seeds depend on its sample index, not on which
+   * episodes run with it, so a re-run of one episode alone gives the same result.
+   */
+  public List<EpisodeResult> run(Supplier<? extends Harness> harnessFactory, List<TaskProblem> problems,
+      int samplesPerProblem, int firstSample, long runSeed) {
+    if (firstSample < 0) {
+      throw new IllegalArgumentException("firstSample must be >= 0");
+    }
+    return new Run(harnessFactory, problems, samplesPerProblem, firstSample, runSeed).execute();
   }
 
   private enum State { RUNNING, WAITING, DONE }
@@ -144,7 +166,8 @@ public final class EpisodeRunner {
     final List<Thread> abandonedThreads = new ArrayList<>();
     int running;
 
-    Run(Supplier<? extends Harness> factory, List<TaskProblem> problems, int samples, long runSeed) {
+    Run(Supplier<? extends Harness> factory, List<TaskProblem> problems, int samples, int firstSample,
+        long runSeed) {
       if (samples < 1) {
         throw new IllegalArgumentException("samplesPerProblem must be >= 1");
       }
@@ -154,7 +177,7 @@ public final class EpisodeRunner {
       this.runSeed = runSeed;
       this.episodes = new Episode[this.problems.size() * samples];
       for (int i = 0; i < episodes.length; i++) {
-        episodes[i] = new Episode(this, i, this.problems.get(i / samples), i % samples);
+        episodes[i] = new Episode(this, i, this.problems.get(i / samples), firstSample + i % samples);
       }
     }
 
@@ -298,19 +321,21 @@ public final class EpisodeRunner {
     @SuppressWarnings({"deprecation", "removal"})
     private void stopAbandoned() {
       long deadline = System.currentTimeMillis() + STOP_GRACE_MILLIS;
+      long stopDeadline = deadline + STOP_GRACE_MILLIS;
       for (Thread t : abandonedThreads) {
         try {
           t.join(Math.max(1, deadline - System.currentTimeMillis()));
+          // each stop unwinds one level of finally blocks only (loops nested in finally blocks): stop
+          // again until the thread is gone, within a bound (a sandbox that still has one is recycled)
+          for (int k = 0; t.isAlive() && k < MAX_STOPS && System.currentTimeMillis() < stopDeadline; k++) {
+            t.stop();
+            t.join(10);
+          }
         } catch (InterruptedException ie) {
           Thread.currentThread().interrupt();
           break;
-        }
-        if (t.isAlive()) {
-          try {
-            t.stop();
-          } catch (UnsupportedOperationException | SecurityException ignored) {
-            // a runaway daemon thread is left behind; nothing more can be done
-          }
+        } catch (UnsupportedOperationException | SecurityException ignored) {
+          // a runaway daemon thread is left behind; the sandbox is recycled after a timeout
         }
       }
     }
@@ -465,6 +490,11 @@ public final class EpisodeRunner {
               "ERROR: " + msg));
           throw new IllegalArgumentException(msg);
         }
+        if (input != null && input.length() > MAX_TOOL_INPUT_CHARS) {
+          String msg = toolInputTooLong(name, input.length());
+          toolCalls.add(new ToolCall(name, cap(input, config.maxTraceChars()), "ERROR: " + msg));
+          throw new IllegalArgumentException(msg);
+        }
       } finally {
         run.lock.unlock();
       }
@@ -519,6 +549,11 @@ public final class EpisodeRunner {
         throw new HarnessLimitException("episode was abandoned");
       }
     }
+  }
+
+  /** The error of a tool call whose input is over {@link #MAX_TOOL_INPUT_CHARS}. */
+  public static String toolInputTooLong(String tool, int length) {
+    return "tool '" + tool + "': input of " + length + " characters exceeds the cap of " + MAX_TOOL_INPUT_CHARS;
   }
 
   static String cap(String s, int max) {

@@ -1,19 +1,34 @@
 package whale.harness;
 
+import com.sun.source.tree.BreakTree;
 import com.sun.source.tree.ClassTree;
 import com.sun.source.tree.CompilationUnitTree;
+import com.sun.source.tree.ContinueTree;
+import com.sun.source.tree.DoWhileLoopTree;
+import com.sun.source.tree.EnhancedForLoopTree;
+import com.sun.source.tree.ExpressionTree;
+import com.sun.source.tree.ForLoopTree;
 import com.sun.source.tree.IdentifierTree;
+import com.sun.source.tree.LabeledStatementTree;
+import com.sun.source.tree.LambdaExpressionTree;
 import com.sun.source.tree.LineMap;
 import com.sun.source.tree.MemberReferenceTree;
 import com.sun.source.tree.MemberSelectTree;
+import com.sun.source.tree.MethodInvocationTree;
 import com.sun.source.tree.MethodTree;
 import com.sun.source.tree.NewClassTree;
+import com.sun.source.tree.ReturnTree;
+import com.sun.source.tree.SwitchTree;
+import com.sun.source.tree.ThrowTree;
 import com.sun.source.tree.Tree;
+import com.sun.source.tree.TryTree;
 import com.sun.source.tree.VariableTree;
+import com.sun.source.tree.WhileLoopTree;
 import com.sun.source.util.JavacTask;
 import com.sun.source.util.SourcePositions;
 import com.sun.source.util.TreePath;
 import com.sun.source.util.TreePathScanner;
+import com.sun.source.util.TreeScanner;
 import com.sun.source.util.Trees;
 import java.io.ByteArrayOutputStream;
 import java.io.File;
@@ -32,13 +47,13 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
+import java.util.function.Supplier;
 import javax.lang.model.element.Element;
 import javax.lang.model.element.ElementKind;
 import javax.lang.model.element.Modifier;
 import javax.lang.model.element.PackageElement;
 import javax.lang.model.element.TypeElement;
+import javax.lang.model.type.DeclaredType;
 import javax.lang.model.type.TypeMirror;
 import javax.lang.model.util.Elements;
 import javax.lang.model.util.Types;
@@ -63,11 +78,23 @@ import whale.task.Problem;
  * java.lang basics (String, StringBuilder, Math, boxes, Object, CharSequence, Iterable, Comparable,
  * annotations, Exception and its java.lang subclasses); the packages java.util, java.util.regex,
  * java.util.function, java.util.stream and java.text (minus ServiceLoader, ResourceBundle, Timer,
- * Formatter and parallel streams). Everything else is rejected: System, Runtime, Thread,
+ * Formatter, StreamSupport and parallel streams). Everything else is rejected: System, Runtime, Thread,
  * ProcessBuilder, ClassLoader, Class and class literals, Throwable and Error (so a harness cannot
  * swallow the stop of a runaway episode), java.io, java.nio, java.net, java.lang.reflect,
- * java.util.concurrent, and every other whale class. Non-final static fields are rejected too (episodes
- * of one harness run concurrently and must not share state).
+ * java.util.concurrent, and every other whale class.
+ *
+ * <p>Episodes must not share state or outlive themselves, so these are rejected too, each with a
+ * diagnostic naming its line: non-final static fields, static final fields that may hold mutable
+ * state (only primitives, String, boxes, Pattern, immutable records and enums of the source,
+ * List/Set/Map made by their of/copyOf factories, and lambdas qualify), enum fields that are not final
+ * and immutable (an enum constant is one instance for every episode), finalize() overrides (the
+ * Finalizer thread would run them after the episode), Locale/TimeZone.setDefault, String.intern (a
+ * channel between episodes through the JVM's string pool); and return, throw, break or continue
+ * leaving a finally block (they would discard an Error in flight, e.g. a StackOverflowError, which
+ * harness code may not catch). Sources over {@link #MAX_SOURCE_CHARS} are
+ * rejected before javac runs; the header (package, public class) is found by a linear lexer. This
+ * class bounds neither javac's time nor its memory: untrusted source is compiled in a sandbox
+ * process ({@code SandboxExecutor#checkHarness}).
  */
 public final class HarnessCompiler {
   /** The classes a harness may reference and that its class loader's parent exposes. */
@@ -88,11 +115,25 @@ public final class HarnessCompiler {
 
   static final Set<String> DENIED_IN_ALLOWED_PACKAGES = Set.of(
       "java.util.ServiceLoader", "java.util.ResourceBundle", "java.util.PropertyResourceBundle",
-      "java.util.ListResourceBundle", "java.util.Timer", "java.util.TimerTask", "java.util.Formatter");
+      "java.util.ListResourceBundle", "java.util.Timer", "java.util.TimerTask", "java.util.Formatter",
+      "java.util.stream.StreamSupport");
 
   static final Set<String> DENIED_MEMBERS = Set.of(
       "java.lang.Object.getClass", "java.lang.Integer.getInteger", "java.lang.Long.getLong",
-      "java.lang.Boolean.getBoolean");
+      "java.lang.Boolean.getBoolean", "java.lang.Object.finalize", "java.util.Locale.setDefault",
+      "java.util.TimeZone.setDefault",
+      // the JVM's string pool is shared by every episode: intern() == s tells what others interned
+      "java.lang.String.intern");
+
+  /** Types whose values cannot change, so a static final field of one shares nothing mutable. */
+  static final Set<String> IMMUTABLE_TYPES = Set.of(
+      "java.lang.String", "java.lang.Integer", "java.lang.Long", "java.lang.Double", "java.lang.Float",
+      "java.lang.Short", "java.lang.Byte", "java.lang.Character", "java.lang.Boolean",
+      "java.util.regex.Pattern");
+
+  /** Collection types allowed in a static final field when built by their unmodifiable factories. */
+  static final Set<String> UNMODIFIABLE_FACTORY_TYPES = Set.of(
+      "java.util.List", "java.util.Set", "java.util.Map", "java.util.Collection");
 
   /** Members of Throwable that exceptions may use although the type Throwable itself is denied. */
   static final Set<String> THROWABLE_MEMBERS = Set.of(
@@ -103,11 +144,11 @@ public final class HarnessCompiler {
     "whale.eval"
   };
 
-  private static final Pattern STRIP = Pattern.compile(
-      "\"\"\"[\\s\\S]*?\"\"\"|\"(?:\\\\.|[^\"\\\\\\n])*\"|'(?:\\\\.|[^'\\\\\\n])*'|/\\*[\\s\\S]*?\\*/|//[^\\n]*");
-  private static final Pattern PACKAGE = Pattern.compile("\\bpackage\\s+([\\w.]+)\\s*;");
-  private static final Pattern PUBLIC_CLASS = Pattern.compile(
-      "\\bpublic\\s+(?:(?:final|abstract|strictfp)\\s+)*class\\s+([A-Za-z_$][\\w$]*)");
+  /**
+   * Longest source accepted (characters). Generous for chat harnesses with long system prompts; javac
+   * itself refuses a single string constant over 65,535 UTF-8 bytes.
+   */
+  public static final int MAX_SOURCE_CHARS = 200_000;
 
   private final JavaCompiler compiler;
   private final String apiClasspath;
@@ -132,6 +173,12 @@ public final class HarnessCompiler {
     } catch (URISyntaxException | RuntimeException e) {
       throw new IllegalStateException("cannot locate the harness API classes of " + c, e);
     }
+  }
+
+  /** Why {@code source} is too long to compile, or null. */
+  public static String sizeProblem(String source) {
+    return source.length() <= MAX_SOURCE_CHARS ? null
+        : "source is " + source.length() + " characters, over the limit of " + MAX_SOURCE_CHARS;
   }
 
   /** Compiles, checks and loads {@code source}. */
@@ -164,19 +211,22 @@ public final class HarnessCompiler {
       diags.add(new HarnessDiagnostic(0, 0, "empty source"));
       return new Result(null, diags);
     }
-    String stripped = STRIP.matcher(source).replaceAll(m -> blank(m.group()));
-    Matcher pm = PACKAGE.matcher(stripped);
-    String pkg = pm.find() ? pm.group(1) : "";
-    Matcher cm = PUBLIC_CLASS.matcher(stripped);
-    if (!cm.find()) {
+    String tooLong = sizeProblem(source);
+    if (tooLong != null) {
+      diags.add(new HarnessDiagnostic(0, 0, tooLong));
+      return new Result(null, diags);
+    }
+    SourceHeader header = SourceHeader.scan(source);
+    String pkg = header.packageName();
+    if (header.publicClass() == null) {
       diags.add(new HarnessDiagnostic(0, 0,
           "no public class found: the source must declare one public class implementing whale.harness.Harness"));
       return new Result(null, diags);
     }
-    String simple = cm.group(1);
+    String simple = header.publicClass();
     for (String reserved : RESERVED_PACKAGES) {
       if (!pkg.isEmpty() && (pkg + ".").startsWith(reserved.endsWith(".") ? reserved : reserved + ".")) {
-        diags.add(new HarnessDiagnostic(lineOf(stripped, pm.start()), 1,
+        diags.add(new HarnessDiagnostic(header.packageLine(), 1,
             "package " + pkg + " is reserved; use e.g. whale.generated"));
         return new Result(null, diags);
       }
@@ -226,14 +276,22 @@ public final class HarnessCompiler {
         // nothing to release
       }
     }
-    MemoryClassLoader loader = new MemoryClassLoader(apiLoader, new TreeMap<>(fm.classes));
+    Map<String, byte[]> classes = Map.copyOf(new TreeMap<>(fm.classes));
+    // every episode loads the classes again in a loader of its own, so static state never outlives it
+    Supplier<Class<?>> freshClass = () -> {
+      try {
+        return Class.forName(className, false, new MemoryClassLoader(apiLoader, classes));
+      } catch (ClassNotFoundException e) {
+        throw new IllegalStateException("cannot load " + className + ": " + e, e);
+      }
+    };
     try {
-      Class<?> cls = Class.forName(className, false, loader);
+      Class<?> cls = Class.forName(className, false, new MemoryClassLoader(apiLoader, classes));
       if (!Harness.class.isAssignableFrom(cls)) {
         diags.add(new HarnessDiagnostic(0, 0, className + " does not implement whale.harness.Harness"));
         return new Result(null, diags);
       }
-      return new Result(new CompiledHarness(className, source, cls.asSubclass(Harness.class)), diags);
+      return new Result(new CompiledHarness(className, source, cls.asSubclass(Harness.class), freshClass), diags);
     } catch (NoSuchMethodException e) {
       diags.add(new HarnessDiagnostic(0, 0, className + " must have a public no-argument constructor"));
       return new Result(null, diags);
@@ -241,24 +299,6 @@ public final class HarnessCompiler {
       diags.add(new HarnessDiagnostic(0, 0, "cannot load " + className + ": " + e));
       return new Result(null, diags);
     }
-  }
-
-  private static String blank(String s) {
-    StringBuilder b = new StringBuilder(s.length());
-    for (int i = 0; i < s.length(); i++) {
-      b.append(s.charAt(i) == '\n' ? '\n' : ' ');
-    }
-    return Matcher.quoteReplacement(b.toString());
-  }
-
-  private static long lineOf(String s, int pos) {
-    long line = 1;
-    for (int i = 0; i < pos && i < s.length(); i++) {
-      if (s.charAt(i) == '\n') {
-        line++;
-      }
-    }
-    return line;
   }
 
   private static boolean addErrors(DiagnosticCollector<JavaFileObject> collector, List<HarnessDiagnostic> out) {
@@ -361,10 +401,22 @@ public final class HarnessCompiler {
     @Override
     public Void visitVariable(VariableTree node, Void unused) {
       Element e = trees.getElement(getCurrentPath());
-      if (e != null && e.getKind() == ElementKind.FIELD
-          && e.getModifiers().contains(Modifier.STATIC) && !e.getModifiers().contains(Modifier.FINAL)) {
-        report(node, "static field '" + e.getSimpleName()
-            + "' must be final: episodes run concurrently and must not share mutable state");
+      if (e != null && e.getKind() == ElementKind.FIELD && e.getModifiers().contains(Modifier.STATIC)) {
+        if (!e.getModifiers().contains(Modifier.FINAL)) {
+          report(node, "static field '" + e.getSimpleName()
+              + "' must be final: episodes run concurrently and must not share mutable state");
+        } else if (!holdsImmutable(e.asType(), node.getInitializer())) {
+          report(node, "static field '" + e.getSimpleName() + "' of type " + e.asType()
+              + " may hold mutable state shared between episodes; static fields may only hold primitives,"
+              + " String, boxed primitives, Pattern, immutable records or enums, List/Set/Map built with"
+              + " List.of/Set.of/Map.of/copyOf, or a lambda");
+        }
+      } else if (e != null && e.getKind() == ElementKind.FIELD
+          && e.getEnclosingElement().getKind() == ElementKind.ENUM
+          && (!e.getModifiers().contains(Modifier.FINAL) || !holdsImmutable(e.asType(), node.getInitializer()))) {
+        report(node, "enum field '" + e.getSimpleName() + "' must be final and of an immutable type (primitive,"
+            + " String, boxed primitive, Pattern, immutable record or enum): an enum constant is one instance"
+            + " shared by every episode");
       }
       return super.visitVariable(node, unused);
     }
@@ -374,7 +426,181 @@ public final class HarnessCompiler {
       if (node.getModifiers().getFlags().contains(Modifier.NATIVE)) {
         report(node, "native methods are not allowed");
       }
+      if (node.getName().contentEquals("finalize") && node.getParameters().isEmpty()
+          && !node.getModifiers().getFlags().contains(Modifier.STATIC)) {
+        report(node, "finalize() may not be overridden: it would run on the JVM's Finalizer thread after"
+            + " the episode has ended");
+      }
       return super.visitMethod(node, unused);
+    }
+
+    @Override
+    public Void visitTry(TryTree node, Void unused) {
+      if (node.getFinallyBlock() != null) {
+        new FinallyScanner().scan(node.getFinallyBlock(), null);
+      }
+      return super.visitTry(node, unused);
+    }
+
+    /**
+     * Finds statements that complete a finally block abruptly: they would discard the exception or
+     * Error in flight (a StackOverflowError, the stop of a runaway episode), which harness code may
+     * not catch. Lambdas and classes declared inside the block are their own scope.
+     */
+    private final class FinallyScanner extends TreeScanner<Void, Void> {
+      private int loops;
+      private int breakTargets;
+      private final Set<String> labels = new java.util.HashSet<>();
+
+      @Override
+      public Void visitReturn(ReturnTree node, Void unused) {
+        abrupt(node, "return");
+        return super.visitReturn(node, unused);
+      }
+
+      @Override
+      public Void visitThrow(ThrowTree node, Void unused) {
+        abrupt(node, "throw");
+        return super.visitThrow(node, unused);
+      }
+
+      @Override
+      public Void visitBreak(BreakTree node, Void unused) {
+        if (node.getLabel() == null ? breakTargets == 0 : !labels.contains(node.getLabel().toString())) {
+          abrupt(node, "break");
+        }
+        return null;
+      }
+
+      @Override
+      public Void visitContinue(ContinueTree node, Void unused) {
+        if (node.getLabel() == null ? loops == 0 : !labels.contains(node.getLabel().toString())) {
+          abrupt(node, "continue");
+        }
+        return null;
+      }
+
+      @Override
+      public Void visitLabeledStatement(LabeledStatementTree node, Void unused) {
+        labels.add(node.getLabel().toString());
+        return super.visitLabeledStatement(node, unused);
+      }
+
+      @Override
+      public Void visitForLoop(ForLoopTree node, Void unused) {
+        return loop(() -> super.visitForLoop(node, unused));
+      }
+
+      @Override
+      public Void visitEnhancedForLoop(EnhancedForLoopTree node, Void unused) {
+        return loop(() -> super.visitEnhancedForLoop(node, unused));
+      }
+
+      @Override
+      public Void visitWhileLoop(WhileLoopTree node, Void unused) {
+        return loop(() -> super.visitWhileLoop(node, unused));
+      }
+
+      @Override
+      public Void visitDoWhileLoop(DoWhileLoopTree node, Void unused) {
+        return loop(() -> super.visitDoWhileLoop(node, unused));
+      }
+
+      @Override
+      public Void visitSwitch(SwitchTree node, Void unused) {
+        breakTargets++;
+        try {
+          return super.visitSwitch(node, unused);
+        } finally {
+          breakTargets--;
+        }
+      }
+
+      @Override
+      public Void visitLambdaExpression(LambdaExpressionTree node, Void unused) {
+        return null;
+      }
+
+      @Override
+      public Void visitClass(ClassTree node, Void unused) {
+        return null;
+      }
+
+      private Void loop(Supplier<Void> body) {
+        loops++;
+        breakTargets++;
+        try {
+          return body.get();
+        } finally {
+          loops--;
+          breakTargets--;
+        }
+      }
+
+      private void abrupt(Tree node, String what) {
+        report(node, "'" + what + "' may not leave a finally block: it would discard an exception or"
+            + " Error in flight (e.g. a StackOverflowError)");
+      }
+    }
+
+    /** Whether a final field of {@code type} (with this initializer, if any) can share no mutable state. */
+    private boolean holdsImmutable(TypeMirror type, ExpressionTree init) {
+      if (type.getKind().isPrimitive() || isImmutableValue(type, new java.util.HashSet<>())) {
+        return true;
+      }
+      if (!(type instanceof DeclaredType dt) || !(dt.asElement() instanceof TypeElement te)) {
+        return false;
+      }
+      String qn = te.getQualifiedName().toString();
+      if (qn.startsWith("java.util.function.")) {
+        return init != null && (init.getKind() == Tree.Kind.LAMBDA_EXPRESSION
+            || init.getKind() == Tree.Kind.MEMBER_REFERENCE);
+      }
+      if (UNMODIFIABLE_FACTORY_TYPES.contains(qn) && init instanceof MethodInvocationTree call) {
+        Element m = trees.getElement(new TreePath(getCurrentPath(), call));
+        if (m != null && m.getEnclosingElement() instanceof TypeElement owner
+            && Set.of("java.util.List", "java.util.Set", "java.util.Map")
+                .contains(owner.getQualifiedName().toString())
+            && Set.of("of", "copyOf", "ofEntries").contains(m.getSimpleName().toString())) {
+          for (TypeMirror arg : dt.getTypeArguments()) {
+            if (!isImmutableValue(arg, new java.util.HashSet<>())) {
+              return false;
+            }
+          }
+          return true;
+        }
+      }
+      return false;
+    }
+
+    /** Immutable value types: {@link #IMMUTABLE_TYPES}, this source's enums and records of such. */
+    private boolean isImmutableValue(TypeMirror type, Set<String> seen) {
+      if (type.getKind().isPrimitive()) {
+        return true;
+      }
+      if (!(type instanceof DeclaredType dt) || !(dt.asElement() instanceof TypeElement te)) {
+        return false;
+      }
+      String qn = te.getQualifiedName().toString();
+      if (IMMUTABLE_TYPES.contains(qn)) {
+        return true;
+      }
+      if (!isOwn(te) || !seen.add(qn)) {
+        return te.getKind() == ElementKind.ENUM && isOwn(te);
+      }
+      if (te.getKind() == ElementKind.ENUM) {
+        return true; // its fields are checked where the enum is declared
+      }
+      if (te.getKind() == ElementKind.RECORD) {
+        for (Element m : te.getEnclosedElements()) {
+          if (m.getKind() == ElementKind.FIELD && !m.getModifiers().contains(Modifier.STATIC)
+              && !isImmutableValue(m.asType(), seen)) {
+            return false;
+          }
+        }
+        return true;
+      }
+      return false;
     }
 
     private void check(Tree node) {

@@ -36,71 +36,18 @@ public final class PromptOnlyCheck {
 
   private static List<Token> tokens(String src) {
     List<Token> out = new ArrayList<>();
-    int line = 1;
     boolean nameNext = false;
-    for (int i = 0; i < src.length(); ) {
-      char c = src.charAt(i);
-      if (c == '\n') {
-        line++;
-        i++;
-      } else if (Character.isWhitespace(c)) {
-        i++;
-      } else if (src.startsWith("//", i)) {
-        while (i < src.length() && src.charAt(i) != '\n') {
-          i++;
+    for (JavaTokens.Token t : JavaTokens.tokens(src)) {
+      switch (t.kind()) {
+        // string literals are prompt text; char literals are code ('\n' as a separator is logic)
+        case STRING -> out.add(new Token("\"…\"", t.line()));
+        case WORD -> {
+          out.add(new Token(nameNext ? "<class name>" : t.text(), t.line()));
+          nameNext = t.text().equals("class") && !nameNext;
         }
-      } else if (src.startsWith("/*", i)) {
-        int end = src.indexOf("*/", i + 2);
-        end = end < 0 ? src.length() : end + 2;
-        line += count(src, i, end);
-        i = end;
-      } else if (src.startsWith("\"\"\"", i)) {
-        int end = src.indexOf("\"\"\"", i + 3);
-        end = end < 0 ? src.length() : end + 3;
-        out.add(new Token("\"…\"", line));
-        line += count(src, i, end);
-        i = end;
-      } else if (c == '"' || c == '\'') {
-        int j = i + 1;
-        while (j < src.length() && src.charAt(j) != c && src.charAt(j) != '\n') {
-          j += src.charAt(j) == '\\' ? 2 : 1;
-        }
-        j = Math.min(src.length(), j + 1);
-        // Char literals are code ('\n' as a separator is logic); string literals are prompt text.
-        out.add(new Token(c == '"' ? "\"…\"" : src.substring(i, j), line));
-        i = j;
-      } else if (Character.isJavaIdentifierStart(c)) {
-        int j = i;
-        while (j < src.length() && Character.isJavaIdentifierPart(src.charAt(j))) {
-          j++;
-        }
-        String word = src.substring(i, j);
-        out.add(new Token(nameNext ? "<class name>" : word, line));
-        nameNext = word.equals("class") && !nameNext;
-        i = j;
-      } else if (Character.isDigit(c)) {
-        int j = i;
-        while (j < src.length() && (Character.isLetterOrDigit(src.charAt(j)) || src.charAt(j) == '.'
-            || src.charAt(j) == '_')) {
-          j++;
-        }
-        out.add(new Token(src.substring(i, j), line));
-        i = j;
-      } else {
-        out.add(new Token(String.valueOf(c), line));
-        i++;
+        default -> out.add(new Token(t.text(), t.line()));
       }
     }
     return out;
-  }
-
-  private static int count(String s, int from, int to) {
-    int n = 0;
-    for (int i = from; i < to; i++) {
-      if (s.charAt(i) == '\n') {
-        n++;
-      }
-    }
-    return n;
   }
 }

@@ -22,6 +22,12 @@ public interface EpisodeExecutor extends AutoCloseable {
   List<EpisodeResult> run(Generator model, Task task, String harnessSource, List<TaskProblem> problems,
       int samples, long seed, EpisodeRunner.Config config, Consumer<String> progress);
 
+  /**
+   * Compiles and checks {@code harnessSource} against the allow-list without running it: null when it
+   * compiles, else the diagnostics ("line L:C: message" per line) or why compilation was stopped.
+   */
+  String checkHarness(String harnessSource);
+
   @Override
   default void close() {}
 }

@@ -25,6 +25,13 @@ public final class InProcessExecutor implements EpisodeExecutor {
     this.compiler = compiler;
   }
 
+  /** In this JVM (benchmark comparison only): unbounded, unlike {@link SandboxExecutor#checkHarness}. */
+  @Override
+  public String checkHarness(String harnessSource) {
+    HarnessCompiler.Result r = compiler.tryCompile(harnessSource);
+    return r.ok() ? null : r.errorText();
+  }
+
   @Override
   public List<EpisodeResult> run(Generator model, Task task, String harnessSource, List<TaskProblem> problems,
       int samples, long seed, EpisodeRunner.Config config, Consumer<String> progress) {

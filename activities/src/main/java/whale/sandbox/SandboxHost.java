@@ -14,6 +14,7 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import whale.harness.EpisodeRunner;
 import whale.model.Completion;
 import whale.model.GenerationRequest;
 import whale.proto.model.v1.GenerateRequest;
@@ -150,7 +151,10 @@ public final class SandboxHost implements AutoCloseable {
       s.touch();
       Tool t = s.task.tool(req.getName());
       ToolCallResponse.Builder b = ToolCallResponse.newBuilder();
-      if (t == null) {
+      if (req.getInput().length() > EpisodeRunner.MAX_TOOL_INPUT_CHARS) {
+        // the sandbox's runner caps inputs already: only a subverted sandbox gets here
+        b.setError(EpisodeRunner.toolInputTooLong(req.getName(), req.getInput().length()));
+      } else if (t == null) {
         b.setError("unknown tool '" + req.getName() + "'; available: "
             + s.task.tools().stream().map(Tool::name).toList());
       } else {

@@ -20,6 +20,8 @@ import whale.harness.EpisodeRunner;
 import whale.harness.HarnessCompiler;
 import whale.model.SamplingParams;
 import whale.proto.model.v1.ModelServiceGrpc;
+import whale.proto.sandbox.v1.CheckReply;
+import whale.proto.sandbox.v1.CheckRequest;
 import whale.proto.sandbox.v1.EpisodeReply;
 import whale.proto.sandbox.v1.Limits;
 import whale.proto.sandbox.v1.PingReply;
@@ -34,8 +36,10 @@ import whale.task.TaskProblem;
  * A sandbox process: {@code java -Xmx256m -cp <classpath> whale.sandbox.SandboxMain <port>}. Serves
  * SandboxService on the loopback interface (port 0: any free port), prints
  * {@code WHALE_SANDBOX_PORT=<port>} as its first line, and halts when its parent process exits. It
- * compiles untrusted harness source with {@link HarnessCompiler} and runs its episodes with
- * {@link EpisodeRunner}, reaching the model and the tools only through the worker's gRPC services.
+ * compiles untrusted harness source with {@link HarnessCompiler} (the Check RPC: the worker never
+ * compiles it itself) and runs its episodes with {@link EpisodeRunner}, reaching the model and the
+ * tools only through the worker's gRPC services. After a run it reports harness work that outlived
+ * the episodes ({@link #leftoverHarnessWork}), and the worker then does not reuse it.
  */
 public final class SandboxMain {
   public static final String PORT_LINE = "WHALE_SANDBOX_PORT=";
@@ -51,6 +55,55 @@ public final class SandboxMain {
     System.out.println(PORT_LINE + server.getPort());
     System.out.flush();
     server.awaitTermination();
+  }
+
+  /** How long threads that ran harness code get to end after the last episode of a run. */
+  static final long LEFTOVER_GRACE_MILLIS = 300;
+
+  /**
+   * What harness work is still going on after every episode of a run has ended, or null: a live
+   * episode thread, a busy common-pool worker (parallel streams) or any thread with harness code on
+   * its stack (the harness classes' loaders are named "whale-harness"), e.g. the Finalizer. Waits up
+   * to {@code graceMillis} for such work to end.
+   */
+  static String leftoverHarnessWork(long graceMillis) {
+    long deadline = System.nanoTime() + graceMillis * 1_000_000;
+    while (true) {
+      String found = null;
+      for (Map.Entry<Thread, StackTraceElement[]> e : Thread.getAllStackTraces().entrySet()) {
+        Thread t = e.getKey();
+        if (t == Thread.currentThread() || !t.isAlive()) {
+          continue;
+        }
+        String why = null;
+        if (t.getName().startsWith("whale-episode-")) {
+          why = "episode thread still alive";
+        } else if (t instanceof java.util.concurrent.ForkJoinWorkerThread
+            && (t.getState() == Thread.State.RUNNABLE || t.getState() == Thread.State.BLOCKED)) {
+          why = "common-pool worker still busy";
+        } else {
+          for (StackTraceElement f : e.getValue()) {
+            if ("whale-harness".equals(f.getClassLoaderName())) {
+              why = "running harness code (" + f + ")";
+              break;
+            }
+          }
+        }
+        if (why != null) {
+          found = "thread " + t.getName() + ": " + why;
+          break;
+        }
+      }
+      if (found == null || System.nanoTime() > deadline) {
+        return found == null ? null : "harness work outlived its episodes: " + found;
+      }
+      try {
+        Thread.sleep(20);
+      } catch (InterruptedException ie) {
+        Thread.currentThread().interrupt();
+        return found;
+      }
+    }
   }
 
   static final class Service extends SandboxServiceGrpc.SandboxServiceImplBase {
@@ -71,13 +124,29 @@ public final class SandboxMain {
     }
 
     @Override
+    public void check(CheckRequest req, StreamObserver<CheckReply> obs) {
+      try {
+        HarnessCompiler.Result r = compile(req.getHarnessSource());
+        obs.onNext(CheckReply.newBuilder().setOk(r.ok()).setErrors(r.ok() ? "" : r.errorText()).build());
+        obs.onCompleted();
+      } catch (Throwable t) {
+        obs.onError(Status.INTERNAL.withDescription("sandbox check failed: " + t).asRuntimeException());
+      }
+    }
+
+    private HarnessCompiler.Result compile(String source) {
+      HarnessCompiler.Result r = compiled.get(source);
+      if (r == null) {
+        r = compiler.tryCompile(source);
+        compiled.put(source, r);
+      }
+      return r;
+    }
+
+    @Override
     public void runEpisodes(RunEpisodesRequest req, StreamObserver<EpisodeReply> obs) {
       try {
-        HarnessCompiler.Result r = compiled.get(req.getHarnessSource());
-        if (r == null) {
-          r = compiler.tryCompile(req.getHarnessSource());
-          compiled.put(req.getHarnessSource(), r);
-        }
+        HarnessCompiler.Result r = compile(req.getHarnessSource());
         if (!r.ok()) {
           obs.onNext(EpisodeReply.newBuilder().setCompileError(r.errorText()).build());
           obs.onCompleted();
@@ -102,9 +171,14 @@ public final class SandboxMain {
         for (ProblemSpec p : req.getProblemsList()) {
           problems.add(new TaskProblem(p.getId(), p.getQuestion(), ""));
         }
-        List<EpisodeResult> results = runner.run(harness, problems, req.getSamples(), req.getRunSeed());
+        List<EpisodeResult> results = runner.run(harness::newInstance, problems, req.getSamples(),
+            req.getFirstSample(), req.getRunSeed());
         for (int i = 0; i < results.size(); i++) {
           obs.onNext(SandboxProtos.toReply(i, results.get(i)));
+        }
+        String left = leftoverHarnessWork(LEFTOVER_GRACE_MILLIS);
+        if (left != null) {
+          obs.onNext(EpisodeReply.newBuilder().setIndex(-1).setRecycle(left).build());
         }
         obs.onCompleted();
       } catch (Throwable t) {

@@ -40,6 +40,11 @@ public final class SandboxPool implements AutoCloseable {
     return size;
   }
 
+  /** The heap of each sandbox (MiB): also the memory a compilation may use. */
+  public int heapMb() {
+    return heapMb;
+  }
+
   /** Processes started so far (replacements included). */
   public synchronized int started() {
     return started;

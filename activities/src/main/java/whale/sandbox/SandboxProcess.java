@@ -17,22 +17,35 @@ import whale.proto.sandbox.v1.SandboxServiceGrpc;
 /**
  * One sandbox JVM: {@code java -Xmx<heap>m -XX:+ExitOnOutOfMemoryError -cp <cp> whale.sandbox.SandboxMain 0},
  * its gRPC channel, and the tail of its output (bounded; the rest is drained and dropped).
+ *
+ * <p>It starts with an empty environment, so no variable of the worker (API keys, TZ, LANG, proxies)
+ * can reach harness code whatever the allow-list lets through, and with a fixed locale (en_US), time
+ * zone (UTC) and default charset (UTF-8), so episodes do not depend on the worker's settings.
  */
 public final class SandboxProcess implements AutoCloseable {
   static final int TAIL_CHARS = 4000;
 
   private final Process process;
   private final ManagedChannel channel;
-  private final StringBuilder tail = new StringBuilder();
+  private final StringBuilder tail;
   private volatile String killReason;
 
-  private SandboxProcess(Process process, int port) {
+  private SandboxProcess(Process process, int port, StringBuilder tail) {
     this.process = process;
+    this.tail = tail;
     this.channel = NettyChannelBuilder.forAddress("127.0.0.1", port).usePlaintext()
         .maxInboundMessageSize(SandboxMain.MAX_MESSAGE).build();
   }
 
+  /** The fixed settings every sandbox JVM runs with. */
+  static final List<String> FIXED_SETTINGS = List.of("-Duser.timezone=UTC", "-Duser.language=en",
+      "-Duser.country=US", "-Dfile.encoding=UTF-8");
+
   static List<String> command(String classpath, int heapMb) {
+    return command(classpath, heapMb, SandboxMain.class.getName());
+  }
+
+  static List<String> command(String classpath, int heapMb, String mainClass) {
     List<String> cmd = new ArrayList<>();
     cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     cmd.add("-Xmx" + heapMb + "m");
@@ -41,25 +54,34 @@ public final class SandboxProcess implements AutoCloseable {
     cmd.add("-XX:+UseSerialGC");
     cmd.add("-XX:TieredStopAtLevel=1");
     cmd.add("-Xshare:auto");
+    cmd.addAll(FIXED_SETTINGS);
     cmd.add("-cp");
     cmd.add(classpath);
-    cmd.add(SandboxMain.class.getName());
+    cmd.add(mainClass);
     cmd.add("0");
     return cmd;
   }
 
   /** Starts a sandbox and waits (up to {@code startTimeoutMillis}) for it to listen. */
   static SandboxProcess start(String classpath, int heapMb, long startTimeoutMillis) {
+    return start(command(classpath, heapMb), startTimeoutMillis);
+  }
+
+  /** Starts {@code command} (a {@link #command}) with an empty environment. */
+  static SandboxProcess start(List<String> command, long startTimeoutMillis) {
     Process p;
     try {
-      p = new ProcessBuilder(command(classpath, heapMb)).redirectErrorStream(true)
-          .redirectInput(ProcessBuilder.Redirect.PIPE).start();
+      ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true)
+          .redirectInput(ProcessBuilder.Redirect.PIPE);
+      pb.environment().clear(); // the JVM needs none of them: java is started by its full path
+      p = pb.start();
     } catch (IOException e) {
       throw new UncheckedIOException("cannot start a sandbox process", e);
     }
     CompletableFuture<Integer> port = new CompletableFuture<>();
     StringBuilder early = new StringBuilder();
-    SandboxProcess[] self = new SandboxProcess[1];
+    // collected from the port line on, before this object exists (nothing is lost while it is built)
+    StringBuilder tail = new StringBuilder();
     Thread reader = new Thread(() -> {
       try (BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(),
           StandardCharsets.UTF_8))) {
@@ -75,10 +97,7 @@ public final class SandboxProcess implements AutoCloseable {
         port.completeExceptionally(new IllegalStateException("sandbox exited before listening: " + early));
         int n;
         while ((n = r.read(buf)) >= 0) {
-          SandboxProcess s = self[0];
-          if (s != null) {
-            s.appendTail(buf, n);
-          }
+          appendTail(tail, buf, n);
         }
       } catch (IOException | RuntimeException e) {
         port.completeExceptionally(e);
@@ -87,28 +106,34 @@ public final class SandboxProcess implements AutoCloseable {
     reader.setDaemon(true);
     reader.start();
     try {
-      SandboxProcess s = new SandboxProcess(p, port.get(startTimeoutMillis, TimeUnit.MILLISECONDS));
-      self[0] = s;
-      return s;
+      return new SandboxProcess(p, port.get(startTimeoutMillis, TimeUnit.MILLISECONDS), tail);
     } catch (Exception e) {
       p.destroyForcibly();
       throw new IllegalStateException("sandbox did not start: " + e, e);
     }
   }
 
-  private synchronized void appendTail(char[] buf, int n) {
-    tail.append(buf, 0, n);
-    if (tail.length() > TAIL_CHARS) {
-      tail.delete(0, tail.length() - TAIL_CHARS);
+  private static void appendTail(StringBuilder tail, char[] buf, int n) {
+    synchronized (tail) {
+      tail.append(buf, 0, n);
+      if (tail.length() > TAIL_CHARS) {
+        tail.delete(0, tail.length() - TAIL_CHARS);
+      }
     }
   }
 
-  public synchronized String outputTail() {
-    return tail.toString();
+  public String outputTail() {
+    synchronized (tail) {
+      return tail.toString();
+    }
   }
 
   SandboxServiceGrpc.SandboxServiceStub stub() {
     return SandboxServiceGrpc.newStub(channel);
+  }
+
+  SandboxServiceGrpc.SandboxServiceBlockingStub blockingStub() {
+    return SandboxServiceGrpc.newBlockingStub(channel);
   }
 
   public long pid() {

@@ -1,6 +1,7 @@
 package whale.harness;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -263,5 +264,68 @@ class EpisodeRunnerTest {
     List<EpisodeResult> res = new EpisodeRunner(new ScriptedGenerator(), TASK).run(ch, problems(4), 2, 9L);
     assertEquals(8, res.size());
     assertTrue(res.stream().allMatch(e -> e.status() == EpisodeStatus.COMPLETED && e.turns() == 1));
+  }
+
+  @Test
+  void toolInputOverTheCapFailsTheCallWithAClearMessage() {
+    Harness h = (problem, ctx) -> {
+      try {
+        ctx.tool("sentences", "x".repeat(10 << 20));
+      } catch (IllegalArgumentException e) {
+        ctx.note(e.getMessage());
+      }
+      String ok = ctx.tool("sentences", "y".repeat(EpisodeRunner.MAX_TOOL_INPUT_CHARS));
+      return HarnessResult.of(String.valueOf(ok.length()));
+    };
+    List<EpisodeResult> res = new EpisodeRunner(new ScriptedGenerator(), TASK).run(() -> h, problems(1), 1, 3L);
+    EpisodeResult e = res.get(0);
+    assertEquals(EpisodeStatus.COMPLETED, e.status(), e.error());
+    assertEquals(List.of("tool 'sentences': input of 10485760 characters exceeds the cap of "
+        + EpisodeRunner.MAX_TOOL_INPUT_CHARS), e.notes());
+    assertEquals(2, e.toolCalls().size());
+    assertTrue(e.toolCalls().get(0).output().startsWith("ERROR: tool 'sentences': input of 10485760"),
+        e.toolCalls().get(0).output());
+    assertEquals(EpisodeRunner.Config.defaults().maxTraceChars(), e.toolCalls().get(0).input().length());
+    assertEquals(String.valueOf(EpisodeRunner.MAX_TOOL_INPUT_CHARS), e.answer());
+  }
+
+  @Test
+  void aRunawayInNestedFinallyLoopsIsStoppedBeforeTheRunReturns() throws InterruptedException {
+    java.util.concurrent.atomic.AtomicReference<Thread> episodeThread = new java.util.concurrent.atomic.AtomicReference<>();
+    AtomicInteger spins = new AtomicInteger();
+    Harness stubborn = (problem, ctx) -> {
+      episodeThread.set(Thread.currentThread());
+      try {
+        try {
+          try {
+            while (true) {
+              spins.incrementAndGet();
+            }
+          } finally {
+            while (true) {
+              spins.incrementAndGet();
+            }
+          }
+        } finally {
+          while (true) {
+            spins.incrementAndGet();
+          }
+        }
+      } finally {
+        while (true) {
+          spins.incrementAndGet();
+        }
+      }
+    };
+    List<EpisodeResult> res = new EpisodeRunner(new ScriptedGenerator(), TASK,
+        EpisodeRunner.Config.defaults().withEpisodeTimeout(Duration.ofMillis(200))).run(() -> stubborn, problems(1), 1, 3L);
+    assertEquals(EpisodeStatus.TIMEOUT, res.get(0).status());
+    Thread t = episodeThread.get();
+    t.join(1000);
+    // one stop per finally level: the harness's code cannot run once its episode is over
+    assertFalse(t.isAlive(), "episode thread still running: " + java.util.Arrays.toString(t.getStackTrace()));
+    int after = spins.get();
+    Thread.sleep(100);
+    assertEquals(after, spins.get());
   }
 }

@@ -100,4 +100,157 @@ class SandboxExecutorTest {
         TASK.split(Split.HARNESS), 1, 1, config(5000), l -> { }));
     assertTrue(e.getMessage().contains("System"), e.getMessage());
   }
+
+  static String harness(String name, String body) {
+    return "import whale.harness.*;\nimport whale.task.Problem;\nimport java.util.*;\n"
+        + "public class " + name + " implements Harness {\n"
+        + "  public HarnessResult solve(Problem p, HarnessContext ctx) throws Exception {\n" + body + "\n  }\n}\n";
+  }
+
+  @Test
+  void harnessCodeSeesAFixedTimeZoneAndLocale() {
+    List<EpisodeResult> rs = sandbox.run(new Scripted(), TASK, harness("Where",
+        "return HarnessResult.of(TimeZone.getDefault().getID() + \" \" + Locale.getDefault() + \" \""
+            + " + String.format(\"%,.1f\", 1234.5));"), TASK.split(Split.HARNESS).subList(0, 2), 1, 1,
+        config(5000), l -> { });
+    for (EpisodeResult r : rs) {
+      assertEquals(EpisodeStatus.COMPLETED, r.status(), r.error());
+      assertEquals("UTC en_US 1,234.5", r.answer());
+    }
+  }
+
+  /** A task whose one tool counts the calls that reach it. */
+  static final class CountingTask implements whale.task.Task {
+    final java.util.concurrent.atomic.AtomicInteger calls = new java.util.concurrent.atomic.AtomicInteger();
+
+    public String name() {
+      return "counting";
+    }
+
+    public List<TaskProblem> split(Split split) {
+      return TASK.split(split);
+    }
+
+    public double verify(TaskProblem problem, String answer) {
+      return 0.0;
+    }
+
+    public List<String> pretrainingCorpus(long seed, int documents) {
+      return List.of();
+    }
+
+    @Override
+    public List<whale.task.Tool> tools() {
+      return List.of(new whale.task.Tool() {
+        public String name() {
+          return "echo";
+        }
+
+        public String description() {
+          return "returns its input's length";
+        }
+
+        public String apply(String input) {
+          calls.incrementAndGet();
+          return String.valueOf(input.length());
+        }
+      });
+    }
+  }
+
+  @Test
+  void theWorkerRefusesOversizedToolInputWithoutProcessingIt() {
+    CountingTask task = new CountingTask();
+    try (SandboxHost host = new SandboxHost();
+        BatchGroup group = new BatchGroup(new Scripted(), SamplingParams.ROLLOUT, 20, "tools")) {
+      SandboxHost.Shard shard = host.open("s1", group, task, 16);
+      io.grpc.ManagedChannel ch = io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder.forTarget(host.address())
+          .usePlaintext().maxInboundMessageSize(SandboxMain.MAX_MESSAGE).build();
+      try {
+        var stub = whale.proto.sandbox.v1.ToolServiceGrpc.newBlockingStub(ch);
+        var big = stub.call(whale.proto.sandbox.v1.ToolCallRequest.newBuilder().setSession("s1").setName("echo")
+            .setInput("x".repeat(10 << 20)).build());
+        assertEquals("tool 'echo': input of 10485760 characters exceeds the cap of "
+            + EpisodeRunner.MAX_TOOL_INPUT_CHARS, big.getError());
+        assertEquals(0, task.calls.get());
+        var ok = stub.call(whale.proto.sandbox.v1.ToolCallRequest.newBuilder().setSession("s1").setName("echo")
+            .setInput("x".repeat(EpisodeRunner.MAX_TOOL_INPUT_CHARS)).build());
+        assertEquals(String.valueOf(EpisodeRunner.MAX_TOOL_INPUT_CHARS), ok.getOutput());
+        assertEquals(1, task.calls.get());
+      } finally {
+        ch.shutdownNow();
+        host.close(shard);
+      }
+    }
+  }
+
+  /** A = A + A, 27 times: javac folds it into a string of 2^27 copies (it exhausted a worker's heap). */
+  static String compileBomb() {
+    StringBuilder b = new StringBuilder("import whale.harness.*;\nimport whale.task.Problem;\npublic class Bomb"
+        + " implements Harness {\n  static final String A0 = \"0123456789abcdef\";\n");
+    for (int i = 1; i <= 27; i++) {
+      b.append("  static final String A").append(i).append(" = A").append(i - 1).append(" + A").append(i - 1)
+          .append(";\n");
+    }
+    return b.append("  public HarnessResult solve(Problem p, HarnessContext c) { return HarnessResult.of(A27);"
+        + " }\n}\n").toString();
+  }
+
+  @Test
+  void compilationIsBoundedInMemoryAndTimeOutsideTheWorker() {
+    long t0 = System.nanoTime();
+    String bomb = sandbox.checkHarness(compileBomb());
+    long ms = (System.nanoTime() - t0) / 1_000_000;
+    assertTrue(bomb != null && bomb.contains("the sandbox compiling it died") && bomb.contains("256 MiB heap"),
+        bomb);
+    assertTrue(bomb.contains("OutOfMemoryError"), bomb);
+    System.out.println("compile bomb stopped in " + ms + " ms: " + bomb);
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> sandbox.run(new Scripted(),
+        TASK, compileBomb(), TASK.split(Split.HARNESS), 1, 1, config(5000), l -> { }));
+    assertTrue(e.getMessage().startsWith("harness does not compile: compilation stopped"), e.getMessage());
+    // honest sources still check in the same pool; a deadline stops a compilation that runs too long
+    assertEquals(null, sandbox.checkHarness(TWO_CALLS));
+    assertEquals(null, sandbox.checkHarness(harness("Long", "String s = \"" + "w".repeat(30_000)
+        + "\"; return HarnessResult.of(s);")));
+    try (SandboxHost host = new SandboxHost()) {
+      SandboxExecutor strict = new SandboxExecutor(sandbox.pool(), host, 20, 3000, 1);
+      String slow = strict.checkHarness(TWO_CALLS.replace("TwoCalls", "TwoCallsAgain"));
+      assertEquals("compilation stopped: it ran longer than 1 ms, the limit for compiling a harness", slow);
+    }
+  }
+
+  /** Answers "ok" after two model calls, except for one problem whose episode exhausts the heap. */
+  static String crashOn(String badId) {
+    return harness("CrashOne", "if (p.id().equals(\"" + badId + "\")) {\n"
+        + "  List<long[]> keep = new ArrayList<>(); while (true) { keep.add(new long[1 << 20]); }\n}\n"
+        + "String a = ctx.generate(\"Q: \" + p.question() + \"\\nA:\", 4);\n"
+        + "String b = ctx.generate(\"Again: \" + a, 4);\nreturn HarnessResult.of(b.trim());");
+  }
+
+  @Test
+  void aSandboxCrashScoresOnlyTheEpisodeThatCausedIt() {
+    List<TaskProblem> problems = TASK.split(Split.HARNESS);
+    String bad = problems.get(1).id();
+    String src = crashOn(bad);
+    int before = sandbox.pool().started();
+    List<EpisodeResult> sb = sandbox.run(new Scripted(), TASK, src, problems, 2, 11, config(5000), l -> { });
+    assertEquals(problems.size() * 2, sb.size());
+    List<TaskProblem> good = problems.stream().filter(p -> !p.id().equals(bad)).toList();
+    // the same episodes with none of them crashing (in this JVM: the crashing one is left out)
+    List<EpisodeResult> in = new InProcessExecutor(new HarnessCompiler()).run(new Scripted(), TASK, src, good, 2,
+        11, config(5000), l -> { });
+    List<EpisodeResult> sbGood = new ArrayList<>();
+    for (EpisodeResult r : sb) {
+      if (r.problemId().equals(bad)) {
+        assertEquals(EpisodeStatus.ERROR, r.status());
+        assertEquals(0.0, r.reward());
+        assertTrue(r.error().contains("OutOfMemoryError"), r.error());
+      } else {
+        sbGood.add(r);
+      }
+    }
+    assertEquals(in, sbGood);
+    assertTrue(sbGood.stream().allMatch(r -> r.status() == EpisodeStatus.COMPLETED && r.turns() == 2));
+    assertTrue(sandbox.pool().started() - before >= 3, "crashed sandboxes replaced, episodes re-run alone");
+  }
 }
