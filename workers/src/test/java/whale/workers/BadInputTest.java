@@ -9,6 +9,19 @@ import io.temporal.api.history.v1.HistoryEvent;
 import io.temporal.client.WorkflowClient;
 import io.temporal.client.WorkflowFailedException;
 import io.temporal.client.WorkflowOptions;
+import io.temporal.client.WorkflowStub;
+import io.temporal.client.WorkflowUpdateException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.function.Predicate;
+import whale.workflows.Adjustment;
+import whale.workflows.Payloads;
+import whale.workflows.schedule.HarnessPatience;
+import whale.workflows.schedule.Limits;
+import whale.workflows.WhaleResult;
+import whale.workflows.WhaleStatus;
 import io.temporal.testing.TestWorkflowEnvironment;
 import io.temporal.testing.TestWorkflowExtension;
 import java.nio.file.Files;
@@ -102,5 +115,114 @@ class BadInputTest {
     assertEquals(1, started.size(), "one activity, one attempt: " + started);
     assertEquals(1, started.get(0).getActivityTaskStartedEventAttributes().getAttempt());
     assertTrue(seconds < 30, "failed in " + seconds + " s");
+  }
+
+  /** Each malformed adjust payload and a fragment its rejection must contain (the field's name). */
+  static final Map<String, String> BAD_UPDATES = new LinkedHashMap<>();
+  /** Each malformed phaseProgress payload and a fragment its recorded rejection must contain. */
+  static final Map<String, String> BAD_SIGNALS = new LinkedHashMap<>();
+
+  static {
+    BAD_UPDATES.put("{\"weightBudgetEpochs\": \"2\"}", "weightBudgetEpochs: expected a number, got the string \"2\"");
+    BAD_UPDATES.put("{\"weightBudgetEpochs\": true}", "weightBudgetEpochs: expected a number, got true");
+    BAD_UPDATES.put("{\"weightBudgetEpochs\": [1.5]}", "weightBudgetEpochs: expected a number, got an array");
+    BAD_UPDATES.put("{\"weightBudgetEpochs\": \"NaN\"}", "weightBudgetEpochs: must be in (0, 1000], got NaN");
+    BAD_UPDATES.put("{\"weightBudgetEpochs\": -1}", "weightBudgetEpochs: must be in (0, 1000], got -1.0");
+    BAD_UPDATES.put("{\"weightBudgetEpochs\": 1e300}", "weightBudgetEpochs: must be in (0, 1000], got 1.0E300");
+    BAD_UPDATES.put("{\"weightBudgetEpochs\": 1e400}", "weightBudgetEpochs: must be in (0, 1000], got Infinity");
+    BAD_UPDATES.put("{\"weightBudgetEpochs\": null}", "nothing to change");
+    BAD_UPDATES.put("{\"weightBudgetEpoch\": 2}", "weightBudgetEpoch: unknown field (known: harnessMaxIterations, "
+        + "harnessPatience, patienceEpochs, weightBudgetEpochs)");
+    BAD_UPDATES.put("{\"weightBudgetEpochs\": 2, \"extra\": {}}", "extra: unknown field");
+    BAD_UPDATES.put("{\"harnessPatience\": 2.5}", "harnessPatience: expected an integer, got the number 2.5");
+    BAD_UPDATES.put("{\"harnessPatience\": 99999999999}", "harnessPatience: out of range, got the number 99999999999");
+    BAD_UPDATES.put("null", "payload: expected an object, got null");
+    BAD_UPDATES.put("[1, 2]", "payload: expected an object, got an array");
+    BAD_UPDATES.put("\"more\"", "payload: expected an object, got the string \"more\"");
+
+    String ok = "\"phaseWorkflowId\": \"p/r1-weight\", \"steps\": 0, \"harnessIteration\": 0, "
+        + "\"rollouts\": 10, \"testRollouts\": 0, \"checkpointRef\": null";
+    String event = "{\"kind\": \"rsft-step\", \"phase\": \"weight\", \"round\": 1, \"step\": 1, "
+        + "\"iteration\": 0, \"rollouts\": 10}";
+    BAD_SIGNALS.put("{\"seq\": \"x\", \"event\": " + event + ", " + ok + "}", "seq: expected an integer, got the string \"x\"");
+    BAD_SIGNALS.put("{\"seq\": 1, \"event\": " + event + ", " + ok + ", \"bogus\": 1}", "bogus: unknown field");
+    BAD_SIGNALS.put("{\"seq\": -3, \"event\": " + event + ", " + ok + "}", "seq: must be at least 1, got -3");
+    BAD_SIGNALS.put("{\"seq\": 1, \"event\": null, " + ok + "}", "event: must be set");
+    BAD_SIGNALS.put("{\"seq\": 1, \"event\": " + event.replace("\"round\": 1", "\"round\": \"one\"") + ", " + ok + "}",
+        "event.round: expected an integer, got the string \"one\"");
+    BAD_SIGNALS.put("{\"seq\": 1, \"event\": " + event.replace("rsft-step", "test-eval") + ", " + ok + "}",
+        "event.meanAt8: a test-eval event needs its mean@k");
+    BAD_SIGNALS.put("{\"seq\": 1, \"event\": " + event.replace("}", ", \"meanAt8\": \"NaN\"}") + ", " + ok + "}",
+        "event.meanAt8: must be in [0, 1], got NaN");
+    BAD_SIGNALS.put("{\"seq\": 1, \"event\": " + event + ", " + ok.replace("\"rollouts\": 10", "\"rollouts\": -10") + "}",
+        "rollouts: must not be negative, got -10");
+    BAD_SIGNALS.put("{\"seq\": 1, \"event\": " + event + ", " + ok.replace("\"steps\": 0", "\"steps\": 3") + "}",
+        "checkpointRef: must be sha256:<64 hex digits> once steps > 0, got null");
+    BAD_SIGNALS.put("{\"seq\": 1, \"event\": " + event + ", " + ok.replace("\"phaseWorkflowId\": \"p/r1-weight\", ", "") + "}",
+        "phaseWorkflowId: must name the reporting phase workflow");
+    BAD_SIGNALS.put("{\"seq\": 1, \"event\": " + event + "}", "steps: missing, expected an integer");
+    BAD_SIGNALS.put("null", "payload: expected an object, got null");
+    BAD_SIGNALS.put("42", "payload: expected an object, got the number 42");
+  }
+
+  @Test
+  void malformedSignalAndUpdatePayloadsAreRejectedByFieldAndTheRunCarriesOn(WorkflowClient client)
+      throws Exception {
+    WorkflowStub stub = client.newUntypedWorkflowStub("WhaleWorkflow", options("payloads"));
+    stub.signalWithStart("pause", new Object[] {}, new Object[] {TinyRun.spec("payloads"), null});
+    WhaleWorkflow wf = client.newWorkflowStub(WhaleWorkflow.class, "payloads");
+    WhaleStatus before = waitFor(wf, s -> s.paused() && !Double.isNaN(s.bestMeanAt8()));
+    ObjectMapper json = new ObjectMapper();
+
+    for (var bad : BAD_UPDATES.entrySet()) {
+      JsonNode payload = json.readTree(bad.getKey());
+      WorkflowUpdateException e = assertThrows(WorkflowUpdateException.class,
+          () -> stub.update("adjust", String.class, payload), bad.getKey());
+      String msg = String.valueOf(e.getCause().getMessage());
+      assertTrue(msg.contains(bad.getValue()), bad.getKey() + " -> '" + msg + "'");
+    }
+    for (String bad : BAD_SIGNALS.keySet()) {
+      stub.signal("phaseProgress", json.readTree(bad));
+    }
+    WhaleStatus after = waitFor(wf, s -> s.rejected().size() == BAD_SIGNALS.size());
+    List<String> expected = BAD_SIGNALS.values().stream().toList();
+    for (int i = 0; i < expected.size(); i++) {
+      assertTrue(after.rejected().get(i).startsWith("signal phaseProgress ignored: ")
+          && after.rejected().get(i).contains(expected.get(i)), after.rejected().get(i) + " vs " + expected.get(i));
+    }
+    // nothing changed but the record of what was ignored
+    assertEquals(before, withoutRejections(after));
+    assertEquals(before.step(), after.step());
+
+    // the run goes on: a valid adjustment still applies, and the run spends it and finishes
+    assertTrue(wf.adjust(Payloads.tree(new Adjustment(1.5, null, null, null))).contains("weight budget 6 steps"));
+    wf.resume();
+    // a malformed limits signal to the running phase is ignored (logged) as well
+    WhaleStatus running = waitFor(wf, s -> s.phaseWorkflowId() != null);
+    WorkflowStub phase = client.newUntypedWorkflowStub(running.phaseWorkflowId());
+    phase.signal("limits", json.readTree("{\"budgetSteps\": \"lots\"}"));
+    // well-formed but impossible: applied, a budget of -1 would end the phase at once
+    phase.signal("limits", Payloads.tree(new Limits(4, 2, -1, 2, 30, 1, 0, 1, new HarnessPatience(1, 1, 1))));
+    WhaleResult r = stub.getResult(WhaleResult.class);
+    assertEquals(6, r.steps(), "the adjusted budget is spent, the bad limits ignored");
+    assertEquals(28, BAD_UPDATES.size() + BAD_SIGNALS.size());
+  }
+
+  private static WhaleStatus withoutRejections(WhaleStatus s) {
+    return new WhaleStatus(s.phase(), s.paused(), s.stopRequested(), s.round(), s.step(), s.budgetSteps(),
+        s.harnessIteration(), s.rollouts(), s.testRollouts(), s.bestMeanAt8(), s.bestAt(), s.rolloutsAtBest(),
+        s.checkpointRef(), s.harnessRef(), s.harnessName(), s.phaseWorkflowId(), s.continuedAsNew(), List.of());
+  }
+
+  private static WhaleStatus waitFor(WhaleWorkflow wf, Predicate<WhaleStatus> p) throws InterruptedException {
+    long deadline = System.nanoTime() + Duration.ofMinutes(3).toNanos();
+    while (System.nanoTime() < deadline) {
+      WhaleStatus s = wf.status();
+      if (p.test(s)) {
+        return s;
+      }
+      Thread.sleep(50);
+    }
+    throw new AssertionError("condition not reached; status " + wf.status());
   }
 }
