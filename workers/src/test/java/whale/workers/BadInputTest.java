@@ -117,54 +117,6 @@ class BadInputTest {
     assertTrue(seconds < 30, "failed in " + seconds + " s");
   }
 
-  /** Each malformed adjust payload and a fragment its rejection must contain (the field's name). */
-  static final Map<String, String> BAD_UPDATES = new LinkedHashMap<>();
-  /** Each malformed phaseProgress payload and a fragment its recorded rejection must contain. */
-  static final Map<String, String> BAD_SIGNALS = new LinkedHashMap<>();
-
-  static {
-    BAD_UPDATES.put("{\"weightBudgetEpochs\": \"2\"}", "weightBudgetEpochs: expected a number, got the string \"2\"");
-    BAD_UPDATES.put("{\"weightBudgetEpochs\": true}", "weightBudgetEpochs: expected a number, got true");
-    BAD_UPDATES.put("{\"weightBudgetEpochs\": [1.5]}", "weightBudgetEpochs: expected a number, got an array");
-    BAD_UPDATES.put("{\"weightBudgetEpochs\": \"NaN\"}", "weightBudgetEpochs: must be in (0, 1000], got NaN");
-    BAD_UPDATES.put("{\"weightBudgetEpochs\": -1}", "weightBudgetEpochs: must be in (0, 1000], got -1.0");
-    BAD_UPDATES.put("{\"weightBudgetEpochs\": 1e300}", "weightBudgetEpochs: must be in (0, 1000], got 1.0E300");
-    BAD_UPDATES.put("{\"weightBudgetEpochs\": 1e400}", "weightBudgetEpochs: must be in (0, 1000], got Infinity");
-    BAD_UPDATES.put("{\"weightBudgetEpochs\": null}", "nothing to change");
-    BAD_UPDATES.put("{\"weightBudgetEpoch\": 2}", "weightBudgetEpoch: unknown field (known: harnessMaxIterations, "
-        + "harnessPatience, patienceEpochs, weightBudgetEpochs)");
-    BAD_UPDATES.put("{\"weightBudgetEpochs\": 2, \"extra\": {}}", "extra: unknown field");
-    BAD_UPDATES.put("{\"harnessPatience\": 2.5}", "harnessPatience: expected an integer, got the number 2.5");
-    BAD_UPDATES.put("{\"harnessPatience\": 99999999999}", "harnessPatience: out of range, got the number 99999999999");
-    BAD_UPDATES.put("null", "payload: expected an object, got null");
-    BAD_UPDATES.put("[1, 2]", "payload: expected an object, got an array");
-    BAD_UPDATES.put("\"more\"", "payload: expected an object, got the string \"more\"");
-
-    String ok = "\"phaseWorkflowId\": \"p/r1-weight\", \"steps\": 0, \"harnessIteration\": 0, "
-        + "\"rollouts\": 10, \"testRollouts\": 0, \"checkpointRef\": null";
-    String event = "{\"kind\": \"rsft-step\", \"phase\": \"weight\", \"round\": 1, \"step\": 1, "
-        + "\"iteration\": 0, \"rollouts\": 10}";
-    BAD_SIGNALS.put("{\"seq\": \"x\", \"event\": " + event + ", " + ok + "}", "seq: expected an integer, got the string \"x\"");
-    BAD_SIGNALS.put("{\"seq\": 1, \"event\": " + event + ", " + ok + ", \"bogus\": 1}", "bogus: unknown field");
-    BAD_SIGNALS.put("{\"seq\": -3, \"event\": " + event + ", " + ok + "}", "seq: must be at least 1, got -3");
-    BAD_SIGNALS.put("{\"seq\": 1, \"event\": null, " + ok + "}", "event: must be set");
-    BAD_SIGNALS.put("{\"seq\": 1, \"event\": " + event.replace("\"round\": 1", "\"round\": \"one\"") + ", " + ok + "}",
-        "event.round: expected an integer, got the string \"one\"");
-    BAD_SIGNALS.put("{\"seq\": 1, \"event\": " + event.replace("rsft-step", "test-eval") + ", " + ok + "}",
-        "event.meanAt8: a test-eval event needs its mean@k");
-    BAD_SIGNALS.put("{\"seq\": 1, \"event\": " + event.replace("}", ", \"meanAt8\": \"NaN\"}") + ", " + ok + "}",
-        "event.meanAt8: must be in [0, 1], got NaN");
-    BAD_SIGNALS.put("{\"seq\": 1, \"event\": " + event + ", " + ok.replace("\"rollouts\": 10", "\"rollouts\": -10") + "}",
-        "rollouts: must not be negative, got -10");
-    BAD_SIGNALS.put("{\"seq\": 1, \"event\": " + event + ", " + ok.replace("\"steps\": 0", "\"steps\": 3") + "}",
-        "checkpointRef: must be sha256:<64 hex digits> once steps > 0, got null");
-    BAD_SIGNALS.put("{\"seq\": 1, \"event\": " + event + ", " + ok.replace("\"phaseWorkflowId\": \"p/r1-weight\", ", "") + "}",
-        "phaseWorkflowId: must name the reporting phase workflow");
-    BAD_SIGNALS.put("{\"seq\": 1, \"event\": " + event + "}", "steps: missing, expected an integer");
-    BAD_SIGNALS.put("null", "payload: expected an object, got null");
-    BAD_SIGNALS.put("42", "payload: expected an object, got the number 42");
-  }
-
   @Test
   void malformedSignalAndUpdatePayloadsAreRejectedByFieldAndTheRunCarriesOn(WorkflowClient client)
       throws Exception {
@@ -174,18 +126,18 @@ class BadInputTest {
     WhaleStatus before = waitFor(wf, s -> s.paused() && !Double.isNaN(s.bestMeanAt8()));
     ObjectMapper json = new ObjectMapper();
 
-    for (var bad : BAD_UPDATES.entrySet()) {
+    for (var bad : BadPayloads.UPDATES.entrySet()) {
       JsonNode payload = json.readTree(bad.getKey());
       WorkflowUpdateException e = assertThrows(WorkflowUpdateException.class,
           () -> stub.update("adjust", String.class, payload), bad.getKey());
       String msg = String.valueOf(e.getCause().getMessage());
       assertTrue(msg.contains(bad.getValue()), bad.getKey() + " -> '" + msg + "'");
     }
-    for (String bad : BAD_SIGNALS.keySet()) {
+    for (String bad : BadPayloads.SIGNALS.keySet()) {
       stub.signal("phaseProgress", json.readTree(bad));
     }
-    WhaleStatus after = waitFor(wf, s -> s.rejected().size() == BAD_SIGNALS.size());
-    List<String> expected = BAD_SIGNALS.values().stream().toList();
+    WhaleStatus after = waitFor(wf, s -> s.rejected().size() == BadPayloads.SIGNALS.size());
+    List<String> expected = BadPayloads.SIGNALS.values().stream().toList();
     for (int i = 0; i < expected.size(); i++) {
       assertTrue(after.rejected().get(i).startsWith("signal phaseProgress ignored: ")
           && after.rejected().get(i).contains(expected.get(i)), after.rejected().get(i) + " vs " + expected.get(i));
@@ -205,7 +157,7 @@ class BadInputTest {
     phase.signal("limits", Payloads.tree(new Limits(4, 2, -1, 2, 30, 1, 0, 1, new HarnessPatience(1, 1, 1))));
     WhaleResult r = stub.getResult(WhaleResult.class);
     assertEquals(6, r.steps(), "the adjusted budget is spent, the bad limits ignored");
-    assertEquals(28, BAD_UPDATES.size() + BAD_SIGNALS.size());
+    assertEquals(28, BadPayloads.UPDATES.size() + BadPayloads.SIGNALS.size());
   }
 
   private static WhaleStatus withoutRejections(WhaleStatus s) {
