@@ -166,7 +166,7 @@ class PlantedKeyTest {
     assertTrue(proposerCalls.get() >= 2 && judgeCalls.get() >= 2, proposerCalls + " / " + judgeCalls);
     assertTrue(proposerAuth.stream().allMatch(("Bearer " + key)::equals), proposerAuth.toString());
     assertTrue(judgeAuth.stream().allMatch(("Bearer " + key)::equals));
-    assertEquals(2, r.steps());
+    assertEquals(4, r.steps(), "32 problems, 8 per step, a budget of 1 epoch");
 
     byte[] needle = key.getBytes(StandardCharsets.UTF_8);
     List<String> ids = new ArrayList<>(List.of("planted"));
@@ -176,16 +176,17 @@ class PlantedKeyTest {
         ids.add("planted/r" + round + "-harness");
       }
     }
-    boolean sawFailure = false;
+    boolean sawEcho = false;
     for (String id : ids) {
       WorkflowExecutionHistory h = client.fetchHistory(id);
       // payloads are raw bytes in the proto (base64 in its JSON form): search both
-      assertFalse(contains(h.toProto().toByteArray(), needle), "the key is in the history of " + id);
+      byte[] proto = h.getHistory().toByteArray();
+      assertFalse(contains(proto, needle), "the key is in the history of " + id);
       String json = h.toJson(true);
       assertFalse(json.contains(key), "the key is in the history JSON of " + id);
-      sawFailure |= json.contains("[redacted]");
+      sawEcho |= contains(proto, "[redacted]".getBytes(StandardCharsets.UTF_8));
     }
-    assertTrue(sawFailure, "the echoed errors reached the histories, redacted");
+    assertTrue(sawEcho, "the echoed candidate reached the histories, redacted");
     try (Stream<Path> files = Files.walk(artifacts)) {
       for (Path f : (Iterable<Path>) files.filter(Files::isRegularFile)::iterator) {
         assertFalse(contains(Files.readAllBytes(f), needle), "the key is in " + artifacts.relativize(f));
@@ -193,6 +194,9 @@ class PlantedKeyTest {
     }
     String logged = logs.toString(StandardCharsets.UTF_8);
     assertFalse(logged.contains(key), "the key is in a log line");
+    assertTrue(logged.contains("LLM judge: HTTP 401: {\"error\": {\"message\": \"Incorrect API key provided: [redacted]\"}}")
+        && logged.contains("openai proposer: HTTP 500: upstream failed for Authorization: Bearer [redacted]"),
+        "both failures were logged, redacted");
   }
 
   private static boolean contains(byte[] hay, byte[] needle) {
