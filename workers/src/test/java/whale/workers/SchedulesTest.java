@@ -232,6 +232,7 @@ class SchedulesTest {
     assertThrows(WorkflowNotFoundException.class, () -> wf.switchPhase());
     assertThrows(WorkflowNotFoundException.class, () -> wf.adjust(Payloads.tree(new Adjustment(2.0, null, null, null))));
     assertTrue(running.step() >= 1);
+    assertEquals(List.of(), running.rejected(), "the phases' own progress reports are all taken");
   }
 
   @Test
