@@ -1,6 +1,11 @@
 package whale.workers;
 
+import io.temporal.client.WorkflowException;
+import io.temporal.failure.ActivityFailure;
+import io.temporal.failure.ChildWorkflowFailure;
 import io.temporal.failure.TemporalFailure;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 
@@ -10,8 +15,9 @@ final class Failures {
 
   /**
    * A failed run arrives as WorkflowFailedException / ChildWorkflowFailure / ActivityFailure /
-   * ApplicationFailure, each message a dump of ids and metadata; the deepest failure's own message
-   * ("file:line: reason", "invalid experiment spec: ...") is what the user can act on.
+   * ApplicationFailure, the wrappers' messages dumps of ids and metadata; what the user can act on
+   * is the messages of the failures under them ("file:line: reason", "invalid experiment spec:
+   * ..."), outermost first, a message repeated by its cause said once.
    */
   static String rootMessage(Throwable ex) {
     Throwable t = ex;
@@ -19,21 +25,25 @@ final class Failures {
       t = t.getCause();
     }
     if (isTemporal(t)) {
-      Throwable deepest = t;
-      for (Throwable c = t.getCause(); c != null && c != deepest; c = c.getCause()) {
-        deepest = c;
+      List<String> said = new ArrayList<>();
+      for (Throwable c = t; c != null && said.size() < 10; c = c.getCause() == c ? null : c.getCause()) {
+        if (c instanceof WorkflowException || c instanceof ActivityFailure || c instanceof ChildWorkflowFailure) {
+          continue; // wrappers: ids and metadata only
+        }
+        String m = c instanceof TemporalFailure f ? f.getOriginalMessage() : c.getMessage();
+        if (m != null && !m.isBlank() && (said.isEmpty() || !said.get(said.size() - 1).contains(m.strip()))) {
+          said.add(m.strip());
+        }
       }
-      String m = deepest instanceof TemporalFailure f ? f.getOriginalMessage() : deepest.getMessage();
-      t = deepest;
-      if (m != null && !m.isBlank()) {
-        return oneLine(m);
+      if (!said.isEmpty()) {
+        return oneLine(String.join(": ", said));
       }
     }
     return oneLine(t.getMessage() == null || t.getMessage().isBlank() ? t.toString() : t.getMessage());
   }
 
   private static boolean isTemporal(Throwable t) {
-    return t instanceof TemporalFailure || t instanceof io.temporal.client.WorkflowException;
+    return t instanceof TemporalFailure || t instanceof WorkflowException;
   }
 
   private static String oneLine(String s) {
