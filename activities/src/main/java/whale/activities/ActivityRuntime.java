@@ -1,5 +1,6 @@
 package whale.activities;
 
+import io.temporal.failure.ApplicationFailure;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;
@@ -83,8 +84,19 @@ public final class ActivityRuntime {
     return compiler;
   }
 
+  /**
+   * The task a ref names, built once per process. A dataset the loader rejects (a malformed line, a
+   * missing field, a bad FEN: every such problem is an {@link IllegalArgumentException}, often a
+   * {@link whale.task.Jsonl.MalformedFileException}) fails the activity for good: a retry reads the
+   * same bytes, and the message ("file:line: reason") is what the user must see.
+   */
   public Task task(TaskRef ref) {
-    return tasks.computeIfAbsent(ref, r -> TaskCatalog.create(r, store));
+    try {
+      return tasks.computeIfAbsent(ref, r -> TaskCatalog.create(r, store));
+    } catch (IllegalArgumentException e) {
+      throw ApplicationFailure.newNonRetryableFailureWithCause(e.getMessage(),
+          e.getClass().getName(), e);
+    }
   }
 
   /** The stored source of a harness (what a sandbox compiles and runs). */

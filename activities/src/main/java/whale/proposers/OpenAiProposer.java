@@ -64,13 +64,14 @@ public final class OpenAiProposer {
       HttpResponse<String> resp = http.send(rb.build(), HttpResponse.BodyHandlers.ofString());
       if (resp.statusCode() / 100 != 2) {
         throw new IllegalStateException("openai proposer: HTTP " + resp.statusCode() + ": "
-            + cap(resp.body(), 500));
+            + cap(Secrets.redact(resp.body(), apiKey), 500));
       }
-      String content = JSON.readTree(resp.body()).path("choices").path(0).path("message").path("content")
-          .asText("");
+      // before parsing: a candidate's source, name or hypothesis is archived and sent to history
+      String content = Secrets.redact(JSON.readTree(resp.body()).path("choices").path(0).path("message")
+          .path("content").asText(""), apiKey);
       return parseCandidates(content, m);
     } catch (IOException e) {
-      throw new UncheckedIOException("openai proposer: " + e, e);
+      throw new UncheckedIOException("openai proposer: " + Secrets.redact(e.toString(), apiKey), e);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new IllegalStateException("openai proposer interrupted", e);

@@ -26,6 +26,10 @@ import java.util.regex.Pattern;
  * never visible (write to a temporary name, then an atomic rename). Memos map an activity's request
  * key to its result so a retry after a crash repeats no finished work. A local directory by default;
  * on several machines, a shared file system mounted at the same path.
+ *
+ * <p>Every read checks the bytes against their reference (a flipped bit, a truncated file): a corrupt
+ * object is moved to {@code corrupt/} and the read fails naming the reference, so nothing is computed
+ * from bad bytes and a rewrite of the same content restores it.
  */
 public final class ArtifactStore {
   private static final Pattern REF = Pattern.compile("sha256:[0-9a-f]{64}");
@@ -34,6 +38,20 @@ public final class ArtifactStore {
       new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
 
   private final Path root;
+
+  /** A stored object whose bytes no longer hash to its reference. */
+  public static final class CorruptArtifactException extends IllegalStateException {
+    private final String ref;
+
+    CorruptArtifactException(String ref, String message) {
+      super(message);
+      this.ref = ref;
+    }
+
+    public String ref() {
+      return ref;
+    }
+  }
 
   public ArtifactStore(Path root) {
     this.root = root.toAbsolutePath().normalize();
@@ -90,7 +108,7 @@ public final class ArtifactStore {
       String hex = sha256(file);
       Path dest = objectPath(hex);
       Files.createDirectories(dest.getParent());
-      if (Files.exists(dest)) {
+      if (Files.exists(dest) && hashes(dest, hex)) {
         Files.delete(file); // same content already stored: nothing to do
       } else {
         moveAtomically(file, dest);
@@ -101,24 +119,45 @@ public final class ArtifactStore {
     }
   }
 
-  /** The stored file of a reference; fails clearly on a malformed or missing reference. */
+  /**
+   * The stored file of a reference, its content checked against the reference on every call
+   * (streamed, so big files are fine; a cache keyed by size and time would miss a same-size rewrite
+   * within the file system's clock tick). Fails clearly on a malformed, missing or corrupt reference.
+   */
   public Path path(String ref) {
-    if (ref == null || !REF.matcher(ref).matches()) {
-      throw new IllegalArgumentException("not an artifact reference: '" + ref
-          + "' (expected sha256:<64 hex digits>)");
-    }
-    Path p = objectPath(ref.substring(7));
-    if (!Files.exists(p)) {
-      throw new IllegalArgumentException("artifact " + ref + " is not in the store at " + root);
+    Path p = located(ref);
+    try {
+      String actual = sha256(p);
+      if (!actual.equals(ref.substring(7))) {
+        throw corrupt(ref, p, "its " + Files.size(p) + " bytes hash to sha256:" + actual);
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot read artifact " + ref, e);
     }
     return p;
   }
 
-  public byte[] getBytes(String ref) {
+  /** Whether {@code ref} is stored with intact content (a corrupt copy is moved aside). */
+  public boolean intact(String ref) {
     try {
-      return Files.readAllBytes(path(ref));
+      path(ref);
+      return true;
+    } catch (CorruptArtifactException | IllegalArgumentException e) {
+      return false;
+    }
+  }
+
+  public byte[] getBytes(String ref) {
+    Path p = located(ref);
+    try {
+      byte[] bytes = Files.readAllBytes(p);
+      String actual = HexFormat.of().formatHex(digest().digest(bytes));
+      if (!actual.equals(ref.substring(7))) {
+        throw corrupt(ref, p, "its " + bytes.length + " bytes hash to sha256:" + actual);
+      }
+      return bytes;
     } catch (IOException e) {
-      throw new UncheckedIOException(e);
+      throw new UncheckedIOException("cannot read artifact " + ref, e);
     }
   }
 
@@ -128,7 +167,7 @@ public final class ArtifactStore {
 
   public <T> T getJson(String ref, Class<T> type) {
     try {
-      return JSON.readValue(path(ref).toFile(), type);
+      return JSON.readValue(getBytes(ref), type);
     } catch (IOException e) {
       throw new UncheckedIOException("cannot read " + ref + " as " + type.getSimpleName(), e);
     }
@@ -195,6 +234,41 @@ public final class ArtifactStore {
     } catch (IOException e) {
       throw new UncheckedIOException("cannot read " + file, e);
     }
+  }
+
+  private Path located(String ref) {
+    if (ref == null || !REF.matcher(ref).matches()) {
+      throw new IllegalArgumentException("not an artifact reference: '" + ref
+          + "' (expected sha256:<64 hex digits>)");
+    }
+    Path p = objectPath(ref.substring(7));
+    if (!Files.exists(p)) {
+      Path moved = corruptPath(ref);
+      throw new IllegalArgumentException("artifact " + ref + " is not in the store at " + root
+          + (Files.exists(moved) ? " (a corrupt copy was moved to " + moved + ")" : ""));
+    }
+    return p;
+  }
+
+  /** Moves a corrupt object out of the way (so that rewriting its content repairs the store). */
+  private CorruptArtifactException corrupt(String ref, Path p, String why) {
+    Path moved = corruptPath(ref);
+    try {
+      Files.createDirectories(moved.getParent());
+      moveAtomically(p, moved);
+    } catch (IOException e) {
+      moved = p; // left in place; the next read fails the same way
+    }
+    return new CorruptArtifactException(ref, "artifact " + ref + " is corrupt: " + why
+        + " (moved to " + moved + ")");
+  }
+
+  private Path corruptPath(String ref) {
+    return root.resolve("corrupt").resolve(ref.substring(7));
+  }
+
+  private static boolean hashes(Path p, String hex) throws IOException {
+    return sha256(p).equals(hex);
   }
 
   private Path memoPath(String namespace, String key) {

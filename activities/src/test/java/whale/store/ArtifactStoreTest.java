@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ExecutorService;
@@ -109,5 +110,48 @@ class ArtifactStoreTest {
     assertTrue(Files.isDirectory(s.namedDir("archives/run-1/round-1")));
     assertThrows(IllegalArgumentException.class, () -> s.namedDir("../outside"));
     assertThrows(IllegalArgumentException.class, () -> s.namedDir("/abs"));
+  }
+
+  @Test
+  void aFlippedByteOrATruncationIsDetectedOnReadAndRewritingRepairs() throws Exception {
+    ArtifactStore s = new ArtifactStore(dir);
+    byte[] data = new byte[3_000_000]; // big enough that path() streams it
+    new java.util.Random(5).nextBytes(data);
+    String ref = s.putBytes(data);
+    Path file = s.path(ref);
+    assertArrayEquals(data, Files.readAllBytes(file));
+
+    // a checkpoint with one flipped byte: path() (what checkpoint loading uses) refuses it
+    byte[] flipped = data.clone();
+    flipped[1_234_567] ^= 0x10;
+    Files.write(file, flipped);
+    ArtifactStore.CorruptArtifactException e =
+        assertThrows(ArtifactStore.CorruptArtifactException.class, () -> s.path(ref));
+    assertEquals(ref, e.ref());
+    assertTrue(e.getMessage().startsWith("artifact " + ref + " is corrupt: its 3000000 bytes hash to sha256:"),
+        e.getMessage());
+    assertFalse(Files.exists(file), "moved aside");
+    IllegalArgumentException gone = assertThrows(IllegalArgumentException.class, () -> s.getBytes(ref));
+    assertTrue(gone.getMessage().contains(ref) && gone.getMessage().contains("corrupt copy"), gone.getMessage());
+    assertFalse(s.intact(ref));
+
+    // writing the same content again restores it
+    assertEquals(ref, s.putBytes(data));
+    assertArrayEquals(data, s.getBytes(ref));
+    assertTrue(s.intact(ref));
+
+    // a truncated rollout file: getBytes and getJson refuse it too, even in a fresh store instance
+    String rollouts = s.putJson(List.of(Map.of("reward", 1.0, "text", "x".repeat(1000))));
+    Path rf = s.path(rollouts);
+    Files.write(rf, Arrays.copyOf(Files.readAllBytes(rf), 500));
+    ArtifactStore fresh = new ArtifactStore(dir);
+    e = assertThrows(ArtifactStore.CorruptArtifactException.class, () -> fresh.getJson(rollouts, List.class));
+    assertTrue(e.getMessage().contains(rollouts + " is corrupt: its 500 bytes"), e.getMessage());
+
+    // an existing object with wrong bytes is replaced, not trusted, when its content is stored again
+    String hello = s.putString("hello");
+    Files.writeString(s.path(hello), "jello");
+    assertEquals(hello, s.putString("hello"));
+    assertEquals("hello", s.getString(hello));
   }
 }

@@ -54,6 +54,7 @@ public class CompareCommand implements Callable<Integer> {
   public Integer call() throws Exception {
     long t0 = System.nanoTime();
     ComparisonSpec spec = SpecJson.parseComparison(Files.readString(specFile));
+    DataFiles.check(spec.experiment(), !onServer);
     String id = "whale-compare-" + spec.name().replaceAll("[^A-Za-z0-9._-]", "_") + "-"
         + System.currentTimeMillis();
     if (onServer) {

@@ -58,6 +58,7 @@ public class DemoCommand implements Callable<Integer> {
   public Integer call() throws Exception {
     long t0 = System.nanoTime();
     ExperimentSpec spec = SpecJson.parse(specFile == null ? builtinSpec(task) : Files.readString(specFile));
+    DataFiles.check(spec, true);
     ActivityRuntime runtime = ActivityRuntime.open(Artifacts.dir(artifacts));
     Optional<Path> temporal = forceTestServer ? Optional.empty() : findOnPath("temporal");
     try (TestWorkflowEnvironment env = environment(temporal)) {

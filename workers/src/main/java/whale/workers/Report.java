@@ -41,7 +41,8 @@ final class Report {
         s.round(), s.step(), s.budgetSteps(), s.harnessIteration(), s.rollouts(),
         s.testRollouts(), s.bestMeanAt8(), s.bestAt(), s.rolloutsAtBest(), s.checkpointRef(),
         s.harnessName(), s.harnessRef(),
-        s.phaseWorkflowId() == null ? "none (between phases)" : s.phaseWorkflowId(), s.continuedAsNew());
+        s.phaseWorkflowId() == null ? "none (between phases)" : s.phaseWorkflowId(), s.continuedAsNew())
+        + (s.rejected() == null ? "" : s.rejected().stream().map(r -> "\n" + r).reduce("", String::concat));
   }
 
   static String result(ExperimentSpec spec, WhaleResult r) {

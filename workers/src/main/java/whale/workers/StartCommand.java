@@ -30,6 +30,7 @@ public class StartCommand implements Callable<Integer> {
   @Override
   public Integer call() throws Exception {
     ExperimentSpec spec = SpecJson.parse(Files.readString(specFile));
+    DataFiles.check(spec, false); // the workers may read files this machine cannot see
     var service = connection.service();
     WorkflowClient client = connection.client(service);
     String wid = id != null ? id : "whale-" + spec.name() + "-" + System.currentTimeMillis();

@@ -20,7 +20,7 @@ public class WhaleCli implements Runnable {
     // PyTorch threads: LanguageModel sets one intra-op thread (-Dai.djl.pytorch.num_threads=N: N).
     CommandLine cli = new CommandLine(new WhaleCli());
     cli.setExecutionExceptionHandler((ex, cmd, parsed) -> {
-      cmd.getErr().println("whale: " + (ex.getMessage() == null ? ex.toString() : ex.getMessage()));
+      cmd.getErr().println("whale: " + Failures.rootMessage(ex));
       return 2;
     });
     System.exit(cli.execute(args));

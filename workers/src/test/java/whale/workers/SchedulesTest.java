@@ -29,6 +29,7 @@ import org.junit.jupiter.api.io.TempDir;
 import whale.activities.ActivityRuntime;
 import whale.workflows.Adjustment;
 import whale.workflows.ExperimentSpec;
+import whale.workflows.Payloads;
 import whale.workflows.RunEvent;
 import whale.workflows.WhaleResult;
 import whale.workflows.WhaleSearchAttributes;
@@ -216,21 +217,22 @@ class SchedulesTest {
     waitFor(wf, s -> s.paused() && !Double.isNaN(s.bestMeanAt8()));
 
     rejected(() -> wf.switchPhase(), "paused");
-    rejected(() -> wf.adjust(new Adjustment(null, null, null, null)), "nothing to change");
-    rejected(() -> wf.adjust(new Adjustment(null, 0.5, null, null)), "no patience rule");
-    rejected(() -> wf.adjust(new Adjustment(-1.0, null, null, null)), "weightBudgetEpochs");
+    rejected(() -> wf.adjust(Payloads.tree(new Adjustment(null, null, null, null))), "nothing to change");
+    rejected(() -> wf.adjust(Payloads.tree(new Adjustment(null, 0.5, null, null))), "no patience rule");
+    rejected(() -> wf.adjust(Payloads.tree(new Adjustment(-1.0, null, null, null))), "weightBudgetEpochs");
     // budget 1 epoch -> 1.5 epochs (6 steps), accepted while paused
-    String applied = wf.adjust(new Adjustment(1.5, null, null, null));
+    String applied = wf.adjust(Payloads.tree(new Adjustment(1.5, null, null, null)));
     assertTrue(applied.contains("weight budget 6 steps"), applied);
     wf.resume();
     WhaleStatus running = waitFor(wf, st -> st.step() >= 1 && st.phaseWorkflowId() != null);
-    rejected(() -> wf.adjust(new Adjustment(0.25, null, null, null)), "below");
+    rejected(() -> wf.adjust(Payloads.tree(new Adjustment(0.25, null, null, null))), "below");
     WhaleResult r = stub.getResult(WhaleResult.class);
     assertEquals(6, r.steps(), "the adjusted budget is spent");
     // after the end the server itself refuses updates: a closed run takes none
     assertThrows(WorkflowNotFoundException.class, () -> wf.switchPhase());
-    assertThrows(WorkflowNotFoundException.class, () -> wf.adjust(new Adjustment(2.0, null, null, null)));
+    assertThrows(WorkflowNotFoundException.class, () -> wf.adjust(Payloads.tree(new Adjustment(2.0, null, null, null))));
     assertTrue(running.step() >= 1);
+    assertEquals(List.of(), running.rejected(), "the phases' own progress reports are all taken");
   }
 
   @Test

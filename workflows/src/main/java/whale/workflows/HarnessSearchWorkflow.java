@@ -28,7 +28,11 @@ public interface HarnessSearchWorkflow {
   @SignalMethod
   void stop();
 
-  /** New adaptive harness rule (already validated by the parent's update). */
+  /**
+   * New adaptive harness rule: {@link whale.workflows.schedule.Limits} as JSON, already
+   * validated by the parent's update. Raw JSON and checked again on arrival: anyone can signal a
+   * phase, and a malformed payload is logged and ignored rather than failing in the SDK's converter.
+   */
   @SignalMethod
-  void limits(whale.workflows.schedule.Limits limits);
+  void limits(com.fasterxml.jackson.databind.JsonNode limits);
 }

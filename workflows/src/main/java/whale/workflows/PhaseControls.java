@@ -1,5 +1,7 @@
 package whale.workflows;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import io.temporal.workflow.Workflow;
 import whale.workflows.schedule.Limits;
 
 /**
@@ -36,7 +38,13 @@ abstract class PhaseControls {
     stopRequested = true;
   }
 
-  public void limits(Limits newLimits) {
-    limits = newLimits;
+  public void limits(JsonNode payload) {
+    try {
+      Limits l = Payloads.read(payload, Limits.class);
+      Payloads.check(l.problems());
+      limits = l;
+    } catch (Payloads.InvalidPayloadException e) {
+      Workflow.getLogger(PhaseControls.class).warn("signal limits ignored: {}", e.getMessage());
+    }
   }
 }

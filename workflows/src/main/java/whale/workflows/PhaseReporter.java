@@ -13,7 +13,8 @@ final class PhaseReporter {
       return; // started on its own (tests, or by hand): nobody to tell
     }
     try {
-      Workflow.newExternalWorkflowStub(WhaleWorkflow.class, parent.get()).phaseProgress(p);
+      // untyped: the parent's handler takes raw JSON (see WhaleWorkflow#phaseProgress)
+      Workflow.newUntypedExternalWorkflowStub(parent.get()).signal("phaseProgress", p);
     } catch (RuntimeException e) {
       // Progress is a live view only; the phase's result is the authority, so a lost report is harmless.
       Workflow.getLogger(PhaseReporter.class).warn("progress report to {} failed: {}", parent.get(),

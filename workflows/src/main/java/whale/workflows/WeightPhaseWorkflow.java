@@ -27,7 +27,11 @@ public interface WeightPhaseWorkflow {
   @SignalMethod
   void stop();
 
-  /** New budget or patience (already validated by the parent's update). */
+  /**
+   * New budget or patience: {@link whale.workflows.schedule.Limits} as JSON, already
+   * validated by the parent's update. Raw JSON and checked again on arrival: anyone can signal a
+   * phase, and a malformed payload is logged and ignored rather than failing in the SDK's converter.
+   */
   @SignalMethod
-  void limits(whale.workflows.schedule.Limits limits);
+  void limits(com.fasterxml.jackson.databind.JsonNode limits);
 }

@@ -1,5 +1,7 @@
 package whale.workflows;
 
+import java.util.List;
+
 /**
  * Answer of the {@code status} query.
  *
@@ -12,6 +14,8 @@ package whale.workflows;
  * @param bestAt where it was reached, e.g. "round 2 harness, step 14"
  * @param phaseWorkflowId the running phase's child workflow, or null between phases
  * @param continuedAsNew how many times the run has continued as new
+ * @param rejected why recent malformed signal payloads were ignored (most recent last; kept in this
+ *     run only), e.g. "signal phaseProgress ignored: seq: expected an integer, got the string \"x\""
  */
 public record WhaleStatus(
     String phase,
@@ -30,4 +34,5 @@ public record WhaleStatus(
     String harnessRef,
     String harnessName,
     String phaseWorkflowId,
-    int continuedAsNew) {}
+    int continuedAsNew,
+    List<String> rejected) {}

@@ -1,5 +1,6 @@
 package whale.workflows;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import io.temporal.workflow.QueryMethod;
 import io.temporal.workflow.SignalMethod;
 import io.temporal.workflow.UpdateMethod;
@@ -44,9 +45,13 @@ public interface WhaleWorkflow {
   @SignalMethod
   void stop();
 
-  /** Internal: a phase child's live progress (ignored unless it comes from the current phase). */
+  /**
+   * Internal: a phase child's live progress, a {@link PhaseProgress} as JSON (ignored unless it comes
+   * from the current phase). Raw JSON so that a malformed payload reaches the handler, which records
+   * why it was ignored in {@link WhaleStatus#rejected()}, instead of failing in the SDK's converter.
+   */
   @SignalMethod
-  void phaseProgress(PhaseProgress progress);
+  void phaseProgress(JsonNode progress);
 
   /** Ends the current phase at the next step or iteration boundary; returns what will happen. */
   @UpdateMethod
@@ -56,13 +61,20 @@ public interface WhaleWorkflow {
   @UpdateValidatorMethod(updateName = "switchPhase")
   void validateSwitchPhase();
 
-  /** Changes the remaining weight budget or the adaptive patience; returns the new limits. */
+  /**
+   * Changes the remaining weight budget or the adaptive patience; returns the new limits. The payload
+   * is an {@link Adjustment} as JSON (from Java: {@code Payloads.tree(new Adjustment(...))}), read
+   * strictly by the validator: a wrong type, an unknown field or null is rejected by name.
+   */
   @UpdateMethod
-  String adjust(Adjustment adjustment);
+  String adjust(JsonNode adjustment);
 
-  /** Rejects an empty change, a budget below what is spent, patience for a fixed schedule, or a late one. */
+  /**
+   * Rejects a malformed payload, an empty change, a budget below what is spent, patience for a fixed
+   * schedule, or a late one.
+   */
   @UpdateValidatorMethod(updateName = "adjust")
-  void validateAdjust(Adjustment adjustment);
+  void validateAdjust(JsonNode adjustment);
 
   @QueryMethod
   WhaleStatus status();

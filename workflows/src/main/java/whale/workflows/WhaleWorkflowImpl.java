@@ -1,5 +1,6 @@
 package whale.workflows;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import io.temporal.api.enums.v1.ParentClosePolicy;
 import io.temporal.failure.ApplicationFailure;
 import io.temporal.workflow.Async;
@@ -54,6 +55,9 @@ public class WhaleWorkflowImpl implements WhaleWorkflow {
   private String phaseWorkflowId;
   private int progressSeq;
   private final Deque<Control> controls = new ArrayDeque<>();
+  /** Why recent signal payloads were ignored (signals cannot be refused, so the status says). */
+  private final Deque<String> rejected = new ArrayDeque<>();
+  private static final int KEPT_REJECTIONS = 20;
 
   @Override
   public WhaleResult run(ExperimentSpec input, WhaleState resume) {
@@ -323,9 +327,16 @@ public class WhaleWorkflowImpl implements WhaleWorkflow {
   }
 
   @Override
-  public void phaseProgress(PhaseProgress p) {
-    if (p == null || p.event() == null || !p.phaseWorkflowId().equals(phaseWorkflowId)
-        || p.seq() <= progressSeq) {
+  public void phaseProgress(JsonNode payload) {
+    PhaseProgress p;
+    try {
+      p = Payloads.read(payload, PhaseProgress.class);
+      Payloads.check(p.problems());
+    } catch (Payloads.InvalidPayloadException e) {
+      reject("phaseProgress", e.getMessage());
+      return;
+    }
+    if (!p.phaseWorkflowId().equals(phaseWorkflowId) || p.seq() <= progressSeq) {
       return; // not from the running phase, or a repeat: the phase's result will say all
     }
     progressSeq = p.seq();
@@ -341,6 +352,16 @@ public class WhaleWorkflowImpl implements WhaleWorkflow {
     rollouts = p.rollouts();
     testRollouts = Math.max(testRollouts, p.testRollouts());
     publish();
+  }
+
+  /** Logs and records a signal payload that was ignored; the run goes on as if it never came. */
+  private void reject(String signal, String why) {
+    String line = "signal " + signal + " ignored: " + why;
+    Workflow.getLogger(WhaleWorkflowImpl.class).warn(line);
+    if (rejected.size() == KEPT_REJECTIONS) {
+      rejected.removeFirst();
+    }
+    rejected.addLast(line);
   }
 
   @Override
@@ -370,7 +391,8 @@ public class WhaleWorkflowImpl implements WhaleWorkflow {
   }
 
   @Override
-  public void validateAdjust(Adjustment a) {
+  public void validateAdjust(JsonNode payload) {
+    Adjustment a = Payloads.read(payload, Adjustment.class); // names a malformed field
     if (ended) {
       throw new IllegalStateException("the run has ended; its limits can no longer change");
     }
@@ -387,8 +409,8 @@ public class WhaleWorkflowImpl implements WhaleWorkflow {
   }
 
   @Override
-  public String adjust(Adjustment a) {
-    limits = limits.adjusted(a);
+  public String adjust(JsonNode payload) {
+    limits = limits.adjusted(Payloads.read(payload, Adjustment.class)); // the validator accepted it
     if (phaseWorkflowId != null) {
       controls.add(new Control("limits", limits));
     }
@@ -407,7 +429,8 @@ public class WhaleWorkflowImpl implements WhaleWorkflow {
         limits == null ? 0 : limits.budgetSteps(), harnessIteration, rollouts, testRollouts,
         best == null ? Double.NaN : best.meanAt8(), label(best), best == null ? 0 : best.rollouts(),
         checkpointRef, harness == null ? null : harness.sourceRef(),
-        harness == null ? null : harness.name(), phaseWorkflowId, continuedAsNew);
+        harness == null ? null : harness.name(), phaseWorkflowId, continuedAsNew,
+        List.copyOf(rejected));
   }
 
   @Override

@@ -14,6 +14,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import whale.proposers.Secrets;
 
 /**
  * An LLM judge on an OpenAI-compatible {@code POST <baseUrl>/chat/completions}: temperature 0, asked
@@ -64,7 +65,7 @@ public final class LlmJudge implements AnswerJudge {
       }
       HttpResponse<String> resp = http.send(rb.build(), HttpResponse.BodyHandlers.ofString());
       if (resp.statusCode() / 100 != 2) {
-        String b = resp.body();
+        String b = Secrets.redact(resp.body(), apiKey);
         throw new IllegalStateException("LLM judge: HTTP " + resp.statusCode() + ": "
             + (b.length() > 300 ? b.substring(0, 300) : b));
       }
@@ -72,7 +73,7 @@ public final class LlmJudge implements AnswerJudge {
           .asText("");
       return content.trim().toLowerCase(Locale.ROOT).startsWith("yes");
     } catch (IOException e) {
-      throw new UncheckedIOException("LLM judge: " + e, e);
+      throw new UncheckedIOException("LLM judge: " + Secrets.redact(e.toString(), apiKey), e);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new IllegalStateException("LLM judge interrupted", e);

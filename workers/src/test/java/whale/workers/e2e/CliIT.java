@@ -106,14 +106,63 @@ class CliIT {
     return JSON.readTree(r.out()).get("result").asText();
   }
 
+  /**
+   * The tiny spec with harness phases of 3 iterations whose proposals come from a command that
+   * waits for {@code gate} to exist: the run holds, for as long as the test needs, at a point it
+   * knows (round 1's harness phase, proposing iteration 2), with no timing window to hit.
+   */
+  private static Path gatedSpec(Path gate) throws Exception {
+    Path script = dir.resolve("gated-proposer.sh");
+    Files.writeString(script, """
+        #!/bin/sh
+        # waits for the gate, then proposes copies of the archive's harnesses
+        touch "$1.waiting"
+        while [ ! -e "$1" ]; do sleep 0.1; done
+        i=0
+        find "$WHALE_ARCHIVE" -name source.java | sort | head -n "$WHALE_CANDIDATES" | while read -r f; do
+          i=$((i + 1)); cp "$f" "$WHALE_CANDIDATES_DIR/Copy$i.java"
+        done
+        """);
+    com.fasterxml.jackson.databind.node.ObjectNode spec =
+        (com.fasterxml.jackson.databind.node.ObjectNode) JSON.readTree(E2e.tinySpec().toFile());
+    ((com.fasterxml.jackson.databind.node.ObjectNode) spec.get("phases"))
+        .put("harnessIterationsPerPhase", 3);
+    com.fasterxml.jackson.databind.node.ObjectNode h =
+        (com.fasterxml.jackson.databind.node.ObjectNode) spec.get("harness");
+    h.put("proposer", "command");
+    h.putArray("command").add("sh").add(script.toString()).add(gate.toString());
+    Path out = dir.resolve("gated.json");
+    Files.writeString(out, JSON.writeValueAsString(spec));
+    return out;
+  }
+
+  private static void waitForFile(Path p) throws InterruptedException {
+    long deadline = System.nanoTime() + 120_000_000_000L;
+    while (!Files.exists(p)) {
+      if (System.nanoTime() > deadline) {
+        throw new AssertionError("never appeared: " + p);
+      }
+      Thread.sleep(100);
+    }
+  }
+
+  /** The status without its record of ignored signals (what a malformed payload may add to). */
+  private static JsonNode withoutRejections(JsonNode status) {
+    com.fasterxml.jackson.databind.node.ObjectNode copy =
+        (com.fasterxml.jackson.databind.node.ObjectNode) status.deepCopy();
+    copy.remove("rejected");
+    return copy;
+  }
+
   @Test
   void startPauseQueryUpdatesForceSwitchResumeDescribeAndResultThroughTheCli() throws Exception {
     String id = "cli-run";
+    Path gate = dir.resolve("proposal-gate");
     // --input-file passes the spec alone: the one-argument start of run(spec, resume), which the
     // SDK completes with resume = null
     String started = cli("workflow", "start", "--type", "WhaleWorkflow",
         "--task-queue", "whale-control", "--workflow-id", id, "--input-file",
-        E2e.tinySpec().toString());
+        gatedSpec(gate).toString());
     assertTrue(started.contains(id), started);
     // pausing right away: the run still pretrains the base model, writes h0 and evaluates both,
     // then holds in phase "base" before it starts the first weight phase
@@ -142,6 +191,24 @@ class CliIT {
             + "harnessMaxIterations");
     assertRejected(update(id, "adjust", "--input", "{\"patienceEpochs\": 0.5}"),
         "patienceEpochs: schedule whale has no patience rule");
+    // malformed payloads, each refused by name; the run is held, so nothing else may change
+    int sent = 0;
+    for (var bad : whale.workers.BadPayloads.UPDATES.entrySet()) {
+      assertRejected(update(id, "adjust", "--input", bad.getKey()), bad.getValue());
+      sent++;
+    }
+    for (String bad : whale.workers.BadPayloads.SIGNALS.keySet()) {
+      cli("workflow", "signal", "--workflow-id", id, "--name", "phaseProgress", "--input", bad);
+      sent++;
+    }
+    JsonNode ignored = waitStatus(id, s -> s.get("rejected").size() == whale.workers.BadPayloads.SIGNALS.size());
+    int i = 0;
+    for (String why : whale.workers.BadPayloads.SIGNALS.values()) {
+      String line = ignored.get("rejected").get(i++).asText();
+      assertTrue(line.startsWith("signal phaseProgress ignored: ") && line.contains(why), line + " vs " + why);
+    }
+    assertEquals(withoutRejections(still), withoutRejections(ignored), "the held run is unchanged");
+    assertTrue(sent >= 20, sent + " malformed payloads");
     String adjusted = accepted(update(id, "adjust", "--input", "{\"weightBudgetEpochs\": 1.5}"));
     assertTrue(adjusted.startsWith("weight budget 6 steps (1.50 epochs, 0 done)"), adjusted);
     assertEquals(6, status(server.address(), id).get("budgetSteps").asInt());
@@ -151,18 +218,24 @@ class CliIT {
     cli("workflow", "signal", "--workflow-id", id, "--name", "resume");
     assertFalse(status(server.address(), id).get("paused").asBoolean());
 
-    // switchPhase while a weight phase runs: accepted. Sent while the first step of round 2 (steps
-    // 2-3) or round 3 (steps 4-5) runs, so that step, the periodic evaluation after it and the
-    // phase's second step still lie ahead when the update arrives.
-    JsonNode running = waitStatus(id, s -> s.get("phase").asText().equals("weight")
-        && !s.get("phaseWorkflowId").isNull() && !s.get("paused").asBoolean()
-        && ((s.get("round").asInt() == 2 && s.get("step").asInt() == 1)
-            || (s.get("round").asInt() == 3 && s.get("step").asInt() == 3)));
-    int switchedRound = running.get("round").asInt();
-    assertEquals(id + "/r" + switchedRound + "-weight", running.get("phaseWorkflowId").asText());
-    assertEquals("the weight phase of round " + switchedRound + " ends after its current RSFT step",
+    // switchPhase while a phase runs: accepted. The run is held at a known point, round 1's
+    // harness phase proposing iteration 2 (the proposer waits for the gate), so the switch lands
+    // there whatever the machine's speed: check, switch, release.
+    waitForFile(Path.of(gate + ".waiting"));
+    JsonNode holding = status(server.address(), id);
+    assertEquals("harness", holding.get("phase").asText(), holding.toString());
+    assertEquals(1, holding.get("round").asInt(), holding.toString());
+    assertEquals(1, holding.get("harnessIteration").asInt(), "iteration 1 re-scored h0: " + holding);
+    assertEquals(id + "/r1-harness", holding.get("phaseWorkflowId").asText());
+    assertEquals("the harness phase of round 1 ends after its current iteration",
         accepted(update(id, "switchPhase")));
-    System.out.println("switchPhase accepted in round " + switchedRound + " at " + running);
+    assertRejected(update(id, "switchPhase"), "a switch of this harness phase is already pending");
+    Files.createFile(gate);
+    JsonNode harness1 = JSON.readTree(cli("workflow", "result", "--workflow-id", id + "/r1-harness",
+        "-o", "json")).get("closeEvent").get("workflowExecutionCompletedEventAttributes")
+        .get("result").get(0);
+    assertEquals("switch", harness1.get("endedBy").asText(), harness1.toString());
+    assertEquals(2, harness1.get("iterations").asInt(), "iteration 2 finished, iteration 3 never ran");
     // a budget below the steps already done is rejected, naming them
     JsonNode spent = waitStatus(id, s -> s.get("step").asInt() >= 2);
     assertRejected(update(id, "adjust", "--input", "{\"weightBudgetEpochs\": 0.25}"),
@@ -174,9 +247,7 @@ class CliIT {
     JsonNode r = result.get("closeEvent").get("workflowExecutionCompletedEventAttributes")
         .get("result").get(0);
     assertEquals("e2e-tiny", r.get("name").asText());
-    // the adjusted budget of 6 steps: 1 (cut by the signal) + 2 + 2 + 1 -> four rounds. The switch
-    // accepted in round 2 or 3 ends that phase after its current step: at most it moves a step to
-    // the next round, which changes neither count.
+    // the adjusted budget of 6 steps: 1 (cut by the signal) + 2 + 2 + 1 -> four rounds
     assertEquals(6, r.get("steps").asInt(), "the adjusted budget: " + r);
     assertEquals(4, r.get("rounds").asInt(), r.toString());
     int firstWeightEvalStep = -1;
@@ -226,6 +297,13 @@ class CliIT {
       children.put(w.get("execution").get("workflowId").asText(), w.get("type").get("name").asText());
     }
     assertEquals(expected, children, "one child workflow per phase");
+    for (int round = 2; round <= 3; round++) {
+      JsonNode h = JSON.readTree(cli("workflow", "result", "--workflow-id", id + "/r" + round + "-harness",
+          "-o", "json")).get("closeEvent").get("workflowExecutionCompletedEventAttributes")
+          .get("result").get(0);
+      assertEquals("length", h.get("endedBy").asText(), "unswitched: " + h.get("endedBy"));
+      assertEquals(3, h.get("iterations").asInt());
+    }
     String weightPhases = cli("workflow", "list", "--query",
         "WorkflowType = 'WeightPhaseWorkflow' AND RootWorkflowId = '" + id + "'", "-o", "json");
     int weightCount = 0;

@@ -75,16 +75,48 @@ public record Limits(int stepsPerEpoch, int stepsPerWeightPhase, int budgetSteps
       } else {
         int patience = a.harnessPatience() == null ? harness.patience() : a.harnessPatience();
         int max = a.harnessMaxIterations() == null ? harness.maxIterations() : a.harnessMaxIterations();
-        if (patience < 1) {
-          out.add("harnessPatience: must be at least 1, got " + patience);
+        if (patience < 1 || patience > 1000) {
+          out.add("harnessPatience: must be in [1, 1000], got " + patience);
         }
         if (max < harness.minIterations()) {
           out.add("harnessMaxIterations: must be at least the minimum of " + harness.minIterations()
               + " iterations, got " + max);
+        } else if (max > 1000) {
+          out.add("harnessMaxIterations: must be at most 1000, got " + max);
         }
       }
     }
     return out;
+  }
+
+  /**
+   * Why these limits cannot be a run's (empty when they can): what a phase checks when they arrive
+   * by signal, since anyone can send one, not only the parent.
+   */
+  public List<String> problems() {
+    List<String> out = new ArrayList<>();
+    atLeast(out, "stepsPerEpoch", stepsPerEpoch, 1);
+    atLeast(out, "stepsPerWeightPhase", stepsPerWeightPhase, 1);
+    atLeast(out, "budgetSteps", budgetSteps, 1);
+    atLeast(out, "iterationsPerHarnessPhase", iterationsPerHarnessPhase, 1);
+    atLeast(out, "maxRounds", maxRounds, 1);
+    atLeast(out, "windowSteps", windowSteps, 1);
+    atLeast(out, "burnInSteps", burnInSteps, 0);
+    atLeast(out, "patienceSteps", patienceSteps, 1);
+    if (harness == null) {
+      out.add("harness: must be set");
+    } else {
+      atLeast(out, "harness.minIterations", harness.minIterations(), 1);
+      atLeast(out, "harness.patience", harness.patience(), 1);
+      atLeast(out, "harness.maxIterations", harness.maxIterations(), Math.max(1, harness.minIterations()));
+    }
+    return out;
+  }
+
+  private static void atLeast(List<String> out, String field, int value, int min) {
+    if (value < min) {
+      out.add(field + ": must be at least " + min + ", got " + value);
+    }
   }
 
   /** The limits after {@code a}, which must have no {@link #problems}. */

@@ -1,0 +1,58 @@
+package whale.activities;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import whale.store.ArtifactStore;
+
+class MemoTest {
+  @TempDir Path dir;
+
+  record Request(String name, long seed) {}
+
+  record Result(String checkpointRef, double loss) {}
+
+  @Test
+  void aMemoWhoseArtifactIsCorruptOrUnreadableIsRecomputedNotTrusted() throws Exception {
+    ArtifactStore store = new ArtifactStore(dir);
+    byte[] checkpoint = "WHALEGPT weights ...".repeat(1000).getBytes();
+    AtomicInteger runs = new AtomicInteger();
+    Request req = new Request("step", 7);
+    java.util.function.Supplier<Result> work = () -> {
+      runs.incrementAndGet();
+      return new Result(store.putBytes(checkpoint), 0.5);
+    };
+
+    Result first = Memo.once(store, "rsft-step", req, Result.class, work);
+    assertEquals(first, Memo.once(store, "rsft-step", req, Result.class, work));
+    assertEquals(1, runs.get(), "an intact memo is reused");
+
+    // flip a byte of the checkpoint the memo names: the work runs again and restores it
+    Path ckpt = store.path(first.checkpointRef());
+    byte[] bad = Files.readAllBytes(ckpt);
+    bad[100] ^= 1;
+    Files.write(ckpt, bad);
+    Result again = Memo.once(store, "rsft-step", req, Result.class, work);
+    assertEquals(2, runs.get());
+    assertEquals(first, again);
+    assertArrayEquals(checkpoint, store.getBytes(again.checkpointRef()));
+
+    // a deleted artifact, and a memo file that no longer parses: recomputed as well
+    Files.delete(store.path(first.checkpointRef()));
+    assertEquals(first, Memo.once(store, "rsft-step", req, Result.class, work));
+    assertEquals(3, runs.get());
+    try (var memos = Files.list(dir.resolve("memo/rsft-step"))) {
+      Path memo = memos.findFirst().orElseThrow();
+      Files.writeString(memo, "{\"checkpointRef\": ");
+    }
+    assertEquals(first, Memo.once(store, "rsft-step", req, Result.class, work));
+    assertEquals(4, runs.get());
+    assertEquals(first, Memo.once(store, "rsft-step", req, Result.class, work));
+    assertEquals(4, runs.get(), "and the repaired memo is trusted again");
+  }
+}

@@ -1,0 +1,36 @@
+package whale.workers;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Objects;
+import java.util.stream.Stream;
+import whale.activities.TaskCatalog;
+import whale.workflows.ExperimentSpec;
+import whale.workflows.activities.TaskRef;
+
+/**
+ * Reads a spec's dataset files before its run starts, so that a malformed line fails the command at
+ * once with "file:line: reason" instead of inside the run (where the workers would find it only
+ * after the base model was pretrained).
+ */
+final class DataFiles {
+  private DataFiles() {}
+
+  /**
+   * Loads the spec's task from its files exactly as a worker will (same loader, same checks).
+   *
+   * @param required whether the files must be readable here (in-process commands); otherwise files
+   *     this machine cannot see are left to the workers
+   */
+  static void check(ExperimentSpec spec, boolean required) {
+    TaskRef ref = TaskRef.of(spec);
+    if (ref.builtin()) {
+      return;
+    }
+    boolean readable = Stream.of(ref.trainFile(), ref.testFile(), ref.corpusFile())
+        .filter(Objects::nonNull).allMatch(f -> Files.isReadable(Path.of(f)));
+    if (readable || required) {
+      TaskCatalog.create(ref); // throws on the first malformed line, naming file and line
+    }
+  }
+}
