@@ -17,6 +17,14 @@ import org.junit.jupiter.api.io.TempDir;
  * recovery rest on: two JVMs started side by side (so their sandbox batches are cut at different
  * moments) pretrain the same base and take the same RSFT step into separate stores. References are
  * the sha256 of the bytes, so equal references are identical checkpoint and rollout files.
+ *
+ * <p>Where identity breaks (measured, not yet explained): a garbage collection that runs while a
+ * DJL/libtorch training step is in progress can change that step's gradients (in one JVM, two
+ * twin models fed the same batches diverged at step 9 with -Xmx64m, every parameter's gradient
+ * different at an identical loss; GC forced between steps never changed anything in 150 steps; copying
+ * every Java-backed input into libtorch storage did not help; one intra-op thread throughout). So the
+ * probes get a young generation far larger than what pretraining allocates, and report their
+ * collection counts beside the references.
  */
 class CrossProcessDeterminismTest {
   @TempDir Path dir;
@@ -26,7 +34,7 @@ class CrossProcessDeterminismTest {
     List<Process> procs = new ArrayList<>();
     for (int i = 0; i < 2; i++) {
       procs.add(new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-          "-Xmx1g", "-cp", System.getProperty("java.class.path"), DeterminismProbe.class.getName(),
+          "-Xms1536m", "-Xmn1g", "-cp", System.getProperty("java.class.path"), DeterminismProbe.class.getName(),
           dir.resolve("store" + i).toString()).redirectErrorStream(true).start());
     }
     List<List<String>> outputs = new ArrayList<>();
@@ -34,10 +42,11 @@ class CrossProcessDeterminismTest {
       outputs.add(refs(p));
     }
     System.out.println("process 1: " + outputs.get(0) + "\nprocess 2: " + outputs.get(1));
-    assertEquals(2, outputs.get(0).size(), "probe output: " + outputs.get(0));
-    assertTrue(outputs.get(0).get(1).matches(".* accepted=[1-9][0-9]* .*"),
+    assertEquals(3, outputs.get(0).size(), "probe output: " + outputs.get(0));
+    assertTrue(outputs.get(0).get(2).matches(".* accepted=[1-9][0-9]* .*"),
         "the step trains on accepted rollouts: " + outputs.get(0));
-    assertEquals(outputs.get(0), outputs.get(1));
+    assertEquals(outputs.get(0).subList(1, 3), outputs.get(1).subList(1, 3),
+        "collections per process: " + outputs.get(0).get(0) + " / " + outputs.get(1).get(0));
   }
 
   private static List<String> refs(Process p) throws IOException, InterruptedException {
@@ -46,7 +55,7 @@ class CrossProcessDeterminismTest {
     assertEquals(0, p.exitValue(), out);
     List<String> lines = new ArrayList<>();
     for (String line : out.split("\n")) {
-      if (line.startsWith("base=") || line.startsWith("step=")) {
+      if (line.startsWith("base=") || line.startsWith("step=") || line.startsWith("gc ")) {
         lines.add(line);
       }
     }

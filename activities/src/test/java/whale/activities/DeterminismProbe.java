@@ -24,15 +24,28 @@ public final class DeterminismProbe {
     ActivityRuntime runtime = ActivityRuntime.open(Path.of(args[0]));
     WeightActivitiesImpl weights = new WeightActivitiesImpl(runtime);
     var model = new ExperimentSpec.ModelSpec(160, 64, 2, 4, 400, 64, 0.008, 30000, null);
+    long gc0 = collections();
     String base = weights.prepareBaseModel(new BaseModelRequest(TASK, model, 7));
+    long gc1 = collections();
     String chain = runtime.store().putString(TemplateProposer.render(HarnessGenome.parse(
         "format=QA;decomp=CHAIN;votes=1;retries=0;parse=FIRST_INT;maxNew=8")));
     RsftStepResult r = weights.rsftStep(new RsftStepRequest(TASK, base, chain, 1,
         List.of(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15), 8, 0.5, 32, 1e-4,
         Seeds.mix(11, 1), new EpisodeSettings(1.0, 20, 16, 30)));
+    long gc2 = collections();
+    System.out.println("gc pretrain=" + (gc1 - gc0) + " step=" + (gc2 - gc1));
     System.out.println("base=" + base);
     System.out.println("step=" + r.checkpointRef() + " accepted=" + r.accepted()
         + " rollouts=" + r.rolloutsRef());
     System.exit(0); // the sandbox pool's processes go with the shutdown hook
+  }
+
+  /** Garbage collections so far, all collectors. */
+  static long collections() {
+    long n = 0;
+    for (var gc : java.lang.management.ManagementFactory.getGarbageCollectorMXBeans()) {
+      n += Math.max(0, gc.getCollectionCount());
+    }
+    return n;
   }
 }

@@ -7,7 +7,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.BeforeAll;
@@ -18,20 +17,24 @@ import whale.harness.TemplateProposer;
 import whale.workflows.ExperimentSpec;
 import whale.workflows.activities.BaseModelRequest;
 import whale.workflows.activities.EpisodeSettings;
-import whale.workflows.activities.EvalRequest;
-import whale.workflows.activities.MeanAtKResult;
 import whale.workflows.activities.RsftStepRequest;
 import whale.workflows.activities.RsftStepResult;
 import whale.workflows.activities.TaskRef;
-import whale.workflows.schedule.PersistentSampler;
 import whale.workflows.schedule.Seeds;
 
-/** The weight activities with real DJL training: idempotent steps and a real learning signal. */
+/**
+ * The weight activities with real DJL training: idempotent, memoized steps.
+ *
+ * <p>The held-out learning claim lives in the learning tests whose effect dwarfs its spread (chess
+ * 0.148 -> 0.359, search QA 0.563 -> 0.619, both via {@link HeldOutRise}). The math claim that was
+ * here (16 steps at T 0.7) moved held-out mean@8 by -0.9 to +1.8 points across five fresh JVMs
+ * (issue 14), inside the 2.4-point spread of the base itself, so it could not tell learning from
+ * noise.
+ */
 class WeightActivitiesTest {
   @TempDir static Path dir;
   static ActivityRuntime runtime;
   static WeightActivitiesImpl weights;
-  static EvalActivitiesImpl eval;
   static final TaskRef TASK = new TaskRef("math", 1234, 256, 16, 128);
   static final EpisodeSettings EPISODES = new EpisodeSettings(1.0, 20, 16, 30);
   static String base;
@@ -43,7 +46,6 @@ class WeightActivitiesTest {
   static void pretrainBase() {
     runtime = ActivityRuntime.open(dir.resolve("store"));
     weights = new WeightActivitiesImpl(runtime);
-    eval = new EvalActivitiesImpl(runtime);
     // The demo's base model: long enough pretraining that one-step questions are mostly right.
     var model = new ExperimentSpec.ModelSpec(160, 64, 2, 4, 1000, 64, 0.008, 30000, null);
     base = weights.prepareBaseModel(new BaseModelRequest(TASK, model, 7));
@@ -100,30 +102,5 @@ class WeightActivitiesTest {
     assertEquals(0.0, r.trainReward());
     assertEquals(base, r.checkpointRef(), "skipped update: the checkpoint is unchanged");
     assertEquals(32, r.rollouts());
-  }
-
-  @Test
-  void heldOutAccuracyRisesAfterAFewSeededSteps() {
-    // Sampling at 0.7: at 1.0 this small model's correct chains are mostly lucky guesses, and
-    // training on them teaches noise (see the README's notes on the demo).
-    EpisodeSettings cooler = new EpisodeSettings(0.7, 20, 16, 30);
-    EvalRequest before = new EvalRequest(TASK, base, chain, "test", 8, 5, cooler, "before");
-    MeanAtKResult m0 = eval.evaluate(before);
-    PersistentSampler sampler = new PersistentSampler(TASK.weightProblems(), 3,
-        PersistentSampler.Position.START);
-    String ckpt = base;
-    List<Double> rewards = new ArrayList<>();
-    for (int s = 1; s <= 16; s++) { // two epochs of D_weight
-      RsftStepResult r = weights.rsftStep(new RsftStepRequest(TASK, ckpt, chain, s,
-          sampler.next(32), 8, 0.5, 32, 1e-4, Seeds.mix(11, s), cooler));
-      ckpt = r.checkpointRef();
-      rewards.add(r.trainReward());
-    }
-    MeanAtKResult m1 = eval.evaluate(
-        new EvalRequest(TASK, ckpt, chain, "test", 8, 5, cooler, "after"));
-    System.out.printf("held-out mean@8 %.3f -> %.3f; train reward per step %s%n", m0.meanAtK(),
-        m1.meanAtK(), rewards);
-    // the same evaluation seeds before and after: the difference is the training's
-    assertTrue(m1.meanAtK() > m0.meanAtK(), "held-out mean@8 " + m0.meanAtK() + " -> " + m1.meanAtK());
   }
 }
