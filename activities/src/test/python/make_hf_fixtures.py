@@ -185,7 +185,11 @@ def main():
             model.to(torch.bfloat16)
             model.generation_config.eos_token_id = eos_ids
             model.save_pretrained(out, max_shard_size="150KB")
-            model.to(torch.float32)  # bf16 -> f32 is exact: the goldens are of the rounded weights
+            # goldens from the checkpoint as a user loads it in float32 (bf16 -> f32 is exact);
+            # model.to(float32) would keep RoPE's inv_freq buffer rounded to bf16
+            model = transformers.AutoModelForCausalLM.from_pretrained(
+                out, dtype=torch.float32, attn_implementation="eager")
+            model.eval()
         else:
             model.generation_config.eos_token_id = eos
             model.save_pretrained(out)
@@ -223,6 +227,12 @@ def lora(model, out, prompts, ids, mask, labels, seed):
                 p.normal_(0, 0.1)
     pm.save_pretrained(os.path.join(out, "lora"))
     os.remove(os.path.join(out, "lora", "README.md"))  # peft's empty model card
+    path = os.path.join(out, "lora", "adapter_config.json")
+    with open(path) as f:
+        adapter = json.load(f)
+    adapter["target_modules"] = sorted(adapter["target_modules"])  # a set: hash order varies
+    with open(path, "w") as f:
+        json.dump(adapter, f, indent=2, sort_keys=True)
     pm.eval()
     g = {"rank": 4, "alpha": 8, "targets": LORA_TARGETS,
          "lastLogits": [last_logits(pm, p["ids"]) for p in prompts]}
