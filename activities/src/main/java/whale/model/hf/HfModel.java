@@ -1,0 +1,141 @@
+package whale.model.hf;
+
+import ai.djl.ndarray.NDManager;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+import whale.model.Completion;
+import whale.model.GenerationRequest;
+import whale.model.Generator;
+import whale.model.SamplingParams;
+
+/**
+ * A Hugging Face model directory as a whale {@link Generator}: its decoder, tokenizer and special
+ * tokens. A completion ends at EOS (not part of the text), after the first of {@code stopStrings}
+ * (kept, as whale's built-in model keeps its '\n'), or at the request's token limit.
+ *
+ * <p>A prompt longer than the context loses its left end, keeping room for the new tokens.
+ */
+public final class HfModel implements Generator, AutoCloseable {
+  static {
+    // Never reach for the network (model zoo, engine or CUDA-tokenizer downloads).
+    System.setProperty("ai.djl.offline", "true");
+  }
+
+  /** whale's Generator contract: a completion is one line. */
+  public static final List<String> LINE = List.of("\n");
+
+  private final Path dir;
+  private final NDManager manager;
+  private final LlamaDecoder decoder;
+  private final HfTokenizer tokenizer;
+  private final List<String> stopStrings;
+
+  private HfModel(Path dir, NDManager manager, LlamaDecoder decoder, HfTokenizer tokenizer,
+      List<String> stopStrings) {
+    this.dir = dir;
+    this.manager = manager;
+    this.decoder = decoder;
+    this.tokenizer = tokenizer;
+    this.stopStrings = List.copyOf(stopStrings);
+  }
+
+  /** Loads {@code dir}; completions stop at EOS or after any of {@code stopStrings}. */
+  public static HfModel load(Path dir, List<String> stopStrings) throws IOException {
+    NDManager manager = NDManager.newBaseManager();
+    try {
+      LlamaDecoder decoder = LlamaDecoder.load(dir, manager);
+      return new HfModel(dir, manager, decoder, HfTokenizer.load(dir), stopStrings);
+    } catch (IOException | RuntimeException e) {
+      manager.close();
+      throw e;
+    }
+  }
+
+  public Path directory() {
+    return dir;
+  }
+
+  public LlamaDecoder decoder() {
+    return decoder;
+  }
+
+  public HfTokenizer tokenizer() {
+    return tokenizer;
+  }
+
+  NDManager manager() {
+    return manager;
+  }
+
+  /** Prompt ids as the model sees them: an empty prompt is the BOS token (or "\n" without one). */
+  public int[] promptIds(String prompt) {
+    int[] ids = tokenizer.encode(prompt);
+    if (ids.length == 0) {
+      ids = tokenizer.bosId() >= 0 ? new int[] {tokenizer.bosId()} : tokenizer.encode("\n");
+    }
+    return ids;
+  }
+
+  @Override
+  public List<Completion> generate(List<GenerationRequest> requests, SamplingParams params) {
+    return generate(requests, Sampling.of(params));
+  }
+
+  /** Completions in request order; the same request and seed give the same completion in any batch. */
+  public synchronized List<Completion> generate(List<GenerationRequest> requests, Sampling sampling) {
+    int maxPos = decoder.config().maxPositions();
+    List<KvSampler.Row> rows = new ArrayList<>();
+    int[] seen = new int[requests.size()];
+    for (int i = 0; i < requests.size(); i++) {
+      GenerationRequest r = requests.get(i);
+      int maxNew = Math.min(Math.max(0, r.maxNewTokens()), maxPos - 1);
+      int[] ids = promptIds(r.prompt());
+      if (ids.length + maxNew > maxPos) {
+        ids = Arrays.copyOfRange(ids, ids.length + maxNew - maxPos, ids.length);
+      }
+      seen[i] = ids.length;
+      rows.add(new KvSampler.Row(ids, r.seed(), maxNew));
+    }
+    Set<Integer> eos = new LinkedHashSet<>(tokenizer.eosIds());
+    String[] text = new String[requests.size()];
+    KvSampler.Stop stop = stopStrings.isEmpty() ? KvSampler.Stop.NEVER : (row, gen, count) -> {
+      String t = tokenizer.decode(Arrays.copyOf(gen, count));
+      for (String s : stopStrings) {
+        int at = t.indexOf(s);
+        if (at >= 0) {
+          text[row] = t.substring(0, at + s.length());
+          return true;
+        }
+      }
+      return false;
+    };
+    int[][] out = KvSampler.sample(decoder, manager, rows, sampling, eos, tokenizer.padId(), stop);
+    List<Completion> completions = new ArrayList<>();
+    for (int i = 0; i < out.length; i++) {
+      int[] ids = out[i];
+      if (text[i] == null) {
+        int n = ids.length > 0 && eos.contains(ids[ids.length - 1]) ? ids.length - 1 : ids.length;
+        text[i] = tokenizer.decode(Arrays.copyOf(ids, n));
+      }
+      completions.add(new Completion(text[i], seen[i], ids.length));
+    }
+    return completions;
+  }
+
+  /** The new token ids of each prompt (EOS kept at the end when reached), for parity with transformers. */
+  public synchronized int[][] generateIds(List<KvSampler.Row> rows, Sampling sampling) {
+    return KvSampler.sample(decoder, manager, rows, sampling,
+        new LinkedHashSet<>(tokenizer.eosIds()), tokenizer.padId(), KvSampler.Stop.NEVER);
+  }
+
+  @Override
+  public synchronized void close() {
+    tokenizer.close();
+    manager.close();
+  }
+}
