@@ -8,10 +8,13 @@ import java.util.Arrays;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.SplittableRandom;
 import whale.model.Completion;
 import whale.model.GenerationRequest;
 import whale.model.Generator;
 import whale.model.SamplingParams;
+import whale.model.SftExample;
+import whale.model.TrainStats;
 
 /**
  * A Hugging Face model directory as a whale {@link Generator}: its decoder, tokenizer and special
@@ -34,6 +37,7 @@ public final class HfModel implements Generator, AutoCloseable {
   private final LlamaDecoder decoder;
   private final HfTokenizer tokenizer;
   private final List<String> stopStrings;
+  private SftTrainer trainer;
 
   private HfModel(Path dir, NDManager manager, LlamaDecoder decoder, HfTokenizer tokenizer,
       List<String> stopStrings) {
@@ -133,8 +137,94 @@ public final class HfModel implements Generator, AutoCloseable {
         new LinkedHashSet<>(tokenizer.eosIds()), tokenizer.padId(), KvSampler.Stop.NEVER);
   }
 
+  // ---------------------------------------------------------------- training
+
+  /** LoRA settings: adapters of {@code rank} on each layer's {@code targets}, scaled alpha / rank. */
+  public record LoraSpec(int rank, double alpha, List<String> targets) {}
+
+  /** Fine-tune every weight from now on. */
+  public synchronized void trainFull() {
+    checkNotTraining();
+    trainer = SftTrainer.full(decoder, manager);
+  }
+
+  /** Fine-tune fresh LoRA adapters (seeded A, zero B) with the base frozen from now on. */
+  public synchronized void trainLora(LoraSpec spec, long seed) {
+    checkNotTraining();
+    LoraAdapters.attachFresh(decoder, manager, spec.rank(), spec.alpha(), spec.targets(), seed);
+    trainer = SftTrainer.lora(decoder, manager);
+  }
+
+  private void checkNotTraining() {
+    if (trainer != null) {
+      throw new IllegalStateException("training mode already chosen for " + dir);
+    }
+  }
+
+  /** The example as token ids: the prompt as sampling sees it, the completion continuing it. */
+  public SftTrainer.Example example(SftExample ex) {
+    return new SftTrainer.Example(promptIds(ex.prompt()), tokenizer.encodeContinuation(ex.completion()));
+  }
+
+  /**
+   * One epoch of supervised fine-tuning, as LanguageModel.sft: the examples in an order shuffled by
+   * {@code seed}, in minibatches of {@code minibatch}, loss on completion tokens only, constant
+   * learning rate. Call {@link #trainFull} or {@link #trainLora} first.
+   */
+  public synchronized TrainStats sft(List<SftExample> examples, int minibatch, float lr, long seed) {
+    if (trainer == null) {
+      throw new IllegalStateException("call trainFull() or trainLora() before sft()");
+    }
+    if (minibatch < 1) {
+      throw new IllegalArgumentException("minibatch must be >= 1: " + minibatch);
+    }
+    int[] order = shuffled(examples.size(), seed);
+    double lossSum = 0;
+    long tokens = 0;
+    int steps = 0;
+    for (int from = 0; from < order.length; from += minibatch) {
+      List<SftTrainer.Example> batch = new ArrayList<>();
+      long weight = 0;
+      for (int i = from; i < Math.min(order.length, from + minibatch); i++) {
+        SftTrainer.Example e = example(examples.get(order[i]));
+        batch.add(e);
+        weight += e.completion().length;
+      }
+      if (weight == 0) {
+        continue; // nothing to learn from (e.g. empty completions)
+      }
+      float loss = trainer.step(batch, lr);
+      lossSum += (double) loss * weight;
+      tokens += weight;
+      steps++;
+    }
+    return steps == 0 ? TrainStats.NONE : new TrainStats(lossSum / tokens, steps, tokens);
+  }
+
+  /** The trainer chosen by trainFull/trainLora, or null. */
+  public synchronized SftTrainer trainer() {
+    return trainer;
+  }
+
+  /** Fisher-Yates with SplittableRandom(seed), the same permutation LanguageModel draws. */
+  private static int[] shuffled(int n, long seed) {
+    int[] order = new int[n];
+    Arrays.setAll(order, i -> i);
+    SplittableRandom rng = new SplittableRandom(seed);
+    for (int i = n - 1; i > 0; i--) {
+      int j = rng.nextInt(i + 1);
+      int t = order[i];
+      order[i] = order[j];
+      order[j] = t;
+    }
+    return order;
+  }
+
   @Override
   public synchronized void close() {
+    if (trainer != null) {
+      trainer.close();
+    }
     tokenizer.close();
     manager.close();
   }

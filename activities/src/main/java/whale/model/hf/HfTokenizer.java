@@ -115,6 +115,16 @@ public final class HfTokenizer implements AutoCloseable {
     return out;
   }
 
+  /** Token ids of {@code text} continuing a sequence: no special tokens added (no BOS). */
+  public int[] encodeContinuation(String text) {
+    long[] ids = tokenizer.encode(text, false, false).getIds();
+    int[] out = new int[ids.length];
+    for (int i = 0; i < ids.length; i++) {
+      out[i] = Math.toIntExact(ids[i]);
+    }
+    return out;
+  }
+
   /** Text of {@code ids}, special tokens included (transformers' decode default). */
   public String decode(int[] ids) {
     long[] l = new long[ids.length];
