@@ -244,6 +244,64 @@ public final class Safetensors {
     return out;
   }
 
+  /**
+   * Writes float32 tensors as one safetensors file (header padded to 8 bytes, as the Rust writer
+   * does), streaming each tensor, then moves it into place so no reader sees half a file.
+   */
+  public static void writeF32(Path file, Map<String, float[]> values, Map<String, long[]> shapes)
+      throws IOException {
+    com.fasterxml.jackson.databind.node.ObjectNode header = JSON.createObjectNode();
+    header.putObject("__metadata__").put("format", "pt");
+    long offset = 0;
+    for (Map.Entry<String, float[]> e : values.entrySet()) {
+      long[] shape = shapes.get(e.getKey());
+      long n = 1;
+      for (long d : shape) {
+        n *= d;
+      }
+      if (n != e.getValue().length) {
+        throw new IllegalArgumentException(e.getKey() + ": " + e.getValue().length
+            + " values for shape " + Arrays.toString(shape));
+      }
+      var t = header.putObject(e.getKey());
+      t.put("dtype", "F32");
+      var s = t.putArray("shape");
+      for (long d : shape) {
+        s.add(d);
+      }
+      t.putArray("data_offsets").add(offset).add(offset + 4L * n);
+      offset += 4L * n;
+    }
+    StringBuilder text = new StringBuilder(JSON.writeValueAsString(header));
+    while (text.length() % 8 != 0) {
+      text.append(' ');
+    }
+    byte[] h = text.toString().getBytes(StandardCharsets.UTF_8);
+    Path tmp = file.resolveSibling(file.getFileName() + ".tmp");
+    try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.CREATE,
+        StandardOpenOption.TRUNCATE_EXISTING, StandardOpenOption.WRITE)) {
+      ByteBuffer head = ByteBuffer.allocate(8 + h.length).order(ByteOrder.LITTLE_ENDIAN);
+      head.putLong(h.length).put(h).flip();
+      writeFully(ch, head);
+      for (float[] v : values.values()) {
+        for (int from = 0; from < v.length; from += 1 << 20) {
+          int len = Math.min(1 << 20, v.length - from);
+          ByteBuffer b = ByteBuffer.allocate(4 * len).order(ByteOrder.LITTLE_ENDIAN);
+          b.asFloatBuffer().put(v, from, len);
+          writeFully(ch, b);
+        }
+      }
+    }
+    Files.move(tmp, file, java.nio.file.StandardCopyOption.REPLACE_EXISTING,
+        java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+  }
+
+  private static void writeFully(FileChannel ch, ByteBuffer b) throws IOException {
+    while (b.hasRemaining()) {
+      ch.write(b);
+    }
+  }
+
   /** IEEE binary16 to binary32 (Java 17 has no Float.float16ToFloat). */
   static float halfToFloat(short h) {
     int bits = h & 0xffff;
