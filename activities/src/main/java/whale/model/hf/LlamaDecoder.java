@@ -42,18 +42,31 @@ public final class LlamaDecoder {
   private final HfConfig config;
   private final LinkedHashMap<String, NDArray> weights;
   private final Map<String, Lora> adapters = new LinkedHashMap<>();
-  private final float[] invFreq;
+  /** cos and sin of every position's rotary angles, [max_position_embeddings, head_dim] each. */
+  private final NDArray ropeCos;
+  private final NDArray ropeSin;
 
   /** A LoRA adapter on one projection: W x + scale * B (A x). A is [r, in], B is [out, r]. */
   public record Lora(NDArray a, NDArray b, float scale) {}
 
-  private LlamaDecoder(HfConfig config, LinkedHashMap<String, NDArray> weights) {
+  private LlamaDecoder(HfConfig config, LinkedHashMap<String, NDArray> weights, NDManager manager) {
     this.config = config;
     this.weights = weights;
     double[] inv = config.rope().inverseFrequencies(config.headDim());
-    this.invFreq = new float[inv.length];
+    float[] invFreq = new float[inv.length];
     for (int i = 0; i < inv.length; i++) {
       invFreq[i] = (float) inv[i];
+    }
+    // A table once, looked up per call: the angles are float32 position * inv_freq as in
+    // transformers, and sampling would otherwise recompute them for every new token.
+    try (NDManager tmp = manager.newSubManager()) {
+      NDArray freqs = tmp.arange(0f, (float) config.maxPositions()).expandDims(1)
+          .mul(tmp.create(invFreq, new Shape(1, invFreq.length))); // [P, hd/2]
+      NDArray emb = freqs.concat(freqs, -1);
+      ropeCos = emb.cos();
+      ropeSin = emb.sin();
+      ropeCos.attach(manager);
+      ropeSin.attach(manager);
     }
   }
 
@@ -68,7 +81,7 @@ public final class LlamaDecoder {
       array.setName(e.getKey());
       weights.put(e.getKey(), array);
     }
-    return new LlamaDecoder(config, weights);
+    return new LlamaDecoder(config, weights, manager);
   }
 
   /** Names and shapes of every parameter, in Hugging Face's names and order. */
@@ -237,13 +250,12 @@ public final class LlamaDecoder {
     return x.div(rms).mul(weight);
   }
 
-  /** cos and sin [B,1,T,hd] of positions [B,T]: angle position * inv_freq, halves repeated. */
+  /** cos and sin [B,1,T,hd] of positions [B,T], from the table. */
   private NDArray[] rope(NDArray positions) {
-    NDManager m = positions.getManager();
-    NDArray inv = m.create(invFreq, new Shape(1, 1, invFreq.length));
-    NDArray freqs = positions.toType(DataType.FLOAT32, false).expandDims(-1).mul(inv); // [B,T,hd/2]
-    NDArray emb = freqs.concat(freqs, -1).expandDims(1);
-    return new NDArray[] {emb.cos(), emb.sin()};
+    return new NDArray[] {
+      Embedding.embedding(positions, ropeCos, SparseFormat.DENSE).singletonOrThrow().expandDims(1),
+      Embedding.embedding(positions, ropeSin, SparseFormat.DENSE).singletonOrThrow().expandDims(1)
+    };
   }
 
   /** x * cos + rotate_half(x) * sin, rotate_half(x) = [-x2, x1] for halves x1, x2 of each head. */
@@ -261,6 +273,10 @@ public final class LlamaDecoder {
    */
   private static NDArray attentionMask(NDManager m, NDArray keyMask, int past, int t) {
     int s = past + t;
+    if (t == 1 && keyMask != null) { // one new token sees every earlier column: padding only
+      NDArray pad = keyMask.toType(DataType.FLOAT32, false).sub(1f).mul(-MASKED);
+      return pad.reshape(keyMask.getShape().get(0), 1, 1, s);
+    }
     float[] causal = new float[t * s];
     for (int i = 0; i < t; i++) {
       for (int j = past + i + 1; j < s; j++) {
