@@ -12,6 +12,7 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.Set;
 import java.util.SplittableRandom;
+import java.util.stream.IntStream;
 
 /**
  * Batched sampling with a KV cache: the prompts of a chunk, left-padded to a common width, go
@@ -110,35 +111,53 @@ public final class KvSampler {
     }
     LlamaDecoder.KvCache cache = decoder.newCache(m, n, capacity);
     NDArray mask = m.create(keyMask, new Shape(n, capacity));
+    int[] live = IntStream.range(0, n).toArray(); // chunk rows still on the device, in device order
     int[] next;
     try (NDScope scope = new NDScope()) {
       NDArray tokens = m.create(flat, new Shape(n, width));
       NDArray pos = m.create(positions, new Shape(n, width));
       NDArray h = decoder.hidden(tokens, pos, mask.get(new NDIndex(":, 0:{}", width)), cache);
       NDArray logits = decoder.logits(h.get(new NDIndex(":, {}", width - 1)));
-      next = choose(logits, sampling, uniforms(rng, done));
+      next = choose(logits, sampling, uniforms(rng, live));
     }
     for (int step = 0; ; step++) {
-      int[] feed = new int[n];
-      int[] feedPos = new int[n];
-      for (int r = 0; r < n; r++) {
+      int finished = 0;
+      for (int i = 0; i < live.length; i++) {
+        int r = live[i];
         if (!done[r]) {
-          generated[r][count[r]++] = next[r];
-          done[r] = eos.contains(next[r]) || count[r] == generated[r].length
+          generated[r][count[r]++] = next[i];
+          done[r] = eos.contains(next[i]) || count[r] == generated[r].length
               || stop.test(chunk[r], generated[r], count[r]);
         }
-        feed[r] = count[r] > 0 ? generated[r][count[r] - 1] : padId;
-        feedPos[r] = rows.get(chunk[r]).prompt().length + step;
+        finished += done[r] ? 1 : 0;
       }
-      if (allDone(done)) {
+      if (finished == live.length) {
         break;
       }
+      if (finished > 0) { // drop finished rows from the cache: later steps compute only live ones
+        int[] was = live;
+        int[] keep = IntStream.range(0, was.length).filter(i -> !done[was[i]]).toArray();
+        NDArray index = m.create(keep);
+        cache.keepRows(index);
+        NDArray kept = mask.get(new NDIndex("{}", index));
+        mask.close();
+        mask = kept;
+        index.close();
+        live = Arrays.stream(keep).map(i -> was[i]).toArray();
+      }
+      int[] feed = new int[live.length];
+      int[] feedPos = new int[live.length];
+      for (int i = 0; i < live.length; i++) {
+        int r = live[i];
+        feed[i] = generated[r][count[r] - 1];
+        feedPos[i] = rows.get(chunk[r]).prompt().length + step;
+      }
       try (NDScope scope = new NDScope()) {
-        NDArray tokens = m.create(feed, new Shape(n, 1));
-        NDArray pos = m.create(feedPos, new Shape(n, 1));
+        NDArray tokens = m.create(feed, new Shape(live.length, 1));
+        NDArray pos = m.create(feedPos, new Shape(live.length, 1));
         int seen = cache.length() + 1;
         NDArray h = decoder.hidden(tokens, pos, mask.get(new NDIndex(":, 0:{}", seen)), cache);
-        next = choose(decoder.logits(h.squeeze(1)), sampling, uniforms(rng, done));
+        next = choose(decoder.logits(h.squeeze(1)), sampling, uniforms(rng, live));
       }
     }
     finish(chunk, generated, count, out);
@@ -159,11 +178,11 @@ public final class KvSampler {
     return true;
   }
 
-  /** One uniform per running row, drawn from that row's own stream; finished rows draw nothing. */
-  private static float[] uniforms(SplittableRandom[] rng, boolean[] done) {
-    float[] u = new float[rng.length];
-    for (int r = 0; r < rng.length; r++) {
-      u[r] = done[r] ? 0.5f : (float) rng[r].nextDouble();
+  /** One uniform per device row, drawn from that row's own stream (one per token it samples). */
+  private static float[] uniforms(SplittableRandom[] rng, int[] live) {
+    float[] u = new float[live.length];
+    for (int i = 0; i < live.length; i++) {
+      u[i] = (float) rng[live[i]].nextDouble();
     }
     return u;
   }

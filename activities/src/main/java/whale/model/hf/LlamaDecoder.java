@@ -310,5 +310,17 @@ public final class LlamaDecoder {
     public int length() {
       return length;
     }
+
+    /** Keeps only the rows at {@code index} (int, along the batch axis), freeing the old arrays. */
+    public void keepRows(NDArray index) {
+      for (int i = 0; i < keys.length; i++) {
+        NDArray k = keys[i].get(new NDIndex("{}", index));
+        NDArray v = values[i].get(new NDIndex("{}", index));
+        keys[i].close();
+        values[i].close();
+        keys[i] = k;
+        values[i] = v;
+      }
+    }
   }
 }
