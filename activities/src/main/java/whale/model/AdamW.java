@@ -52,16 +52,16 @@ public final class AdamW {
     return step;
   }
 
-  NDArray firstMoment(String name) {
+  public NDArray firstMoment(String name) {
     return m.get(name);
   }
 
-  NDArray secondMoment(String name) {
+  public NDArray secondMoment(String name) {
     return v.get(name);
   }
 
   /** Restores a checkpoint's state: step count and moment values (same names and sizes). */
-  void restore(long stepCount, Map<String, float[]> first, Map<String, float[]> second) {
+  public void restore(long stepCount, Map<String, float[]> first, Map<String, float[]> second) {
     this.step = stepCount;
     for (String name : m.keySet()) {
       m.get(name).set(first.get(name));

@@ -201,6 +201,28 @@ public final class HfModel implements Generator, AutoCloseable {
     return steps == 0 ? TrainStats.NONE : new TrainStats(lossSum / tokens, steps, tokens);
   }
 
+  /** Continues with a trainer rebuilt from a checkpoint (adapters already attached). */
+  synchronized void resumeTraining(SftTrainer t) {
+    checkNotTraining();
+    trainer = t;
+  }
+
+  /**
+   * Writes a training checkpoint to {@code out}: the PEFT adapter (LoRA) or the float32 weights
+   * (full), AdamW's state and what the run needs to resume. See {@link HfCheckpoint}.
+   */
+  public synchronized void save(Path out) throws IOException {
+    if (trainer == null) {
+      throw new IllegalStateException("nothing to checkpoint: no training mode chosen for " + dir);
+    }
+    HfCheckpoint.save(this, trainer, !decoder.adapters().isEmpty(), out);
+  }
+
+  /** The model and optimizer state {@link #save} wrote, ready to continue training. */
+  public static HfModel resume(Path checkpoint, List<String> stopStrings) throws IOException {
+    return HfCheckpoint.load(checkpoint, stopStrings);
+  }
+
   /** The trainer chosen by trainFull/trainLora, or null. */
   public synchronized SftTrainer trainer() {
     return trainer;

@@ -108,6 +108,10 @@ public final class SftTrainer implements AutoCloseable {
     }
   }
 
+  AdamW optimizer() {
+    return optimizer;
+  }
+
   public long optimizerSteps() {
     return optimizer.stepCount();
   }
