@@ -25,8 +25,14 @@ import whale.model.TrainStats;
  */
 public final class HfModel implements Generator, AutoCloseable {
   static {
-    // Never reach for the network (model zoo, engine or CUDA-tokenizer downloads).
-    System.setProperty("ai.djl.offline", "true");
+    // whale's engine defaults (offline, one intra-op and one inter-op thread unless the operator
+    // says otherwise) live in LanguageModel's static block; run it whichever model a JVM loads
+    // first, before the engine starts, so seeded training agrees across processes here too.
+    try {
+      Class.forName("whale.model.LanguageModel", true, HfModel.class.getClassLoader());
+    } catch (ClassNotFoundException e) {
+      throw new ExceptionInInitializerError(e);
+    }
   }
 
   /** whale's Generator contract: a completion is one line. */
