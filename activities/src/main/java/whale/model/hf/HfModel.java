@@ -178,6 +178,12 @@ public final class HfModel implements Generator, AutoCloseable {
    * learning rate. Call {@link #trainFull} or {@link #trainLora} first.
    */
   public synchronized TrainStats sft(List<SftExample> examples, int minibatch, float lr, long seed) {
+    return sft(examples, minibatch, minibatch, lr, seed);
+  }
+
+  /** As above, each minibatch's gradients accumulated over micro-batches of {@code microRows}. */
+  public synchronized TrainStats sft(List<SftExample> examples, int minibatch, int microRows,
+      float lr, long seed) {
     if (trainer == null) {
       throw new IllegalStateException("call trainFull() or trainLora() before sft()");
     }
@@ -199,7 +205,7 @@ public final class HfModel implements Generator, AutoCloseable {
       if (weight == 0) {
         continue; // nothing to learn from (e.g. empty completions)
       }
-      float loss = trainer.step(batch, lr);
+      float loss = trainer.step(batch, lr, microRows);
       lossSum += (double) loss * weight;
       tokens += weight;
       steps++;

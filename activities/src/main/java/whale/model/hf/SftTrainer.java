@@ -73,17 +73,26 @@ public final class SftTrainer implements AutoCloseable {
     synchronized (TRAIN_LOCK) {
       try (NDManager sub = manager.newSubManager();
           NDScope scope = new NDScope()) {
-        return maskedNll(sub, Batch.of(batch, decoder.config().maxPositions())).getFloat();
+        Batch b = Batch.of(batch, decoder.config().maxPositions());
+        if (b.weightSum == 0) {
+          throw new IllegalArgumentException("minibatch has no completion token to learn from");
+        }
+        return maskedNll(sub, b).getFloat();
       }
     }
   }
 
   /** The loss and each trainable array's gradient L2 norm for one minibatch; changes no weight. */
   public Map<String, Double> gradientNorms(List<Example> batch, float[] lossOut) {
+    return gradientNorms(batch, batch.size(), lossOut);
+  }
+
+  /** As {@link #gradientNorms(List, float[])}, accumulating over micro-batches of {@code microRows}. */
+  public Map<String, Double> gradientNorms(List<Example> batch, int microRows, float[] lossOut) {
     synchronized (TRAIN_LOCK) {
       try (NDManager sub = manager.newSubManager();
           NDScope scope = new NDScope()) {
-        backward(sub, batch, lossOut);
+        backward(sub, batch, microRows, lossOut);
         Map<String, Double> out = new LinkedHashMap<>();
         for (Map.Entry<String, NDArray> e : trainable.entrySet()) {
           NDArray g = e.getValue().getGradient();
@@ -97,11 +106,20 @@ public final class SftTrainer implements AutoCloseable {
 
   /** Forward, backward and one AdamW update on one minibatch; returns its loss before the update. */
   public float step(List<Example> batch, float lr) {
+    return step(batch, lr, batch.size());
+  }
+
+  /**
+   * One AdamW update from gradients accumulated over micro-batches of at most {@code microRows}
+   * rows, so a minibatch of long sequences fits in memory; the update is that of the whole
+   * minibatch (each micro-batch's loss is weighted by its share of the completion tokens).
+   */
+  public float step(List<Example> batch, float lr, int microRows) {
     synchronized (TRAIN_LOCK) {
       try (NDManager sub = manager.newSubManager();
           NDScope scope = new NDScope()) {
         float[] loss = new float[1];
-        backward(sub, batch, loss);
+        backward(sub, batch, microRows, loss);
         optimizer.step(trainable, lr);
         return loss[0];
       }
@@ -116,13 +134,34 @@ public final class SftTrainer implements AutoCloseable {
     return optimizer.stepCount();
   }
 
-  private void backward(NDManager sub, List<Example> batch, float[] lossOut) {
-    Batch b = Batch.of(batch, decoder.config().maxPositions());
-    try (GradientCollector collector = Engine.getInstance().newGradientCollector()) {
-      NDArray nll = maskedNll(sub, b);
-      collector.backward(nll);
-      lossOut[0] = nll.getFloat();
+  private void backward(NDManager sub, List<Example> batch, int microRows, float[] lossOut) {
+    if (microRows < 1) {
+      throw new IllegalArgumentException("microRows must be >= 1: " + microRows);
     }
+    int context = decoder.config().maxPositions();
+    List<Batch> micro = new java.util.ArrayList<>();
+    float total = 0;
+    for (int from = 0; from < batch.size(); from += microRows) {
+      Batch b = Batch.of(batch.subList(from, Math.min(batch.size(), from + microRows)), context);
+      if (b.weightSum > 0) {
+        micro.add(b);
+        total += b.weightSum;
+      }
+    }
+    if (total == 0) {
+      throw new IllegalArgumentException("minibatch has no completion token to learn from");
+    }
+    double loss = 0;
+    for (Batch b : micro) {
+      // gradients add up across collectors (see AdamW), so per micro-batch: sum of NLL / total
+      try (NDManager m = sub.newSubManager();
+          GradientCollector collector = Engine.getInstance().newGradientCollector()) {
+        NDArray part = maskedNll(m, b).mul(b.weightSum / total);
+        collector.backward(part);
+        loss += part.getFloat();
+      }
+    }
+    lossOut[0] = (float) loss;
   }
 
   /** Weighted mean of -log p(target): weight 1 on completion targets, 0 on prompt and padding. */
@@ -184,9 +223,6 @@ public final class SftTrainer implements AutoCloseable {
           b.weights[at] = start + 1 + i >= e.prompt().length ? 1f : 0f;
           b.weightSum += b.weights[at];
         }
-      }
-      if (b.weightSum == 0) {
-        throw new IllegalArgumentException("minibatch has no completion token to learn from");
       }
       return b;
     }

@@ -67,6 +67,25 @@ class SftParityTest {
     }
   }
 
+  /** One row at a time, gradients accumulated: still the whole batch's loss and gradients. */
+  @Test
+  void gradientAccumulationGivesTheWholeBatchGradients() throws Exception {
+    JsonNode g = HfFixtures.golden("qwen2");
+    try (NDManager m = NDManager.newBaseManager()) {
+      LlamaDecoder d = LlamaDecoder.load(HfFixtures.dir("qwen2"), m);
+      try (SftTrainer t = SftTrainer.full(d, m)) {
+        float[] loss = new float[1];
+        Map<String, Double> norms = t.gradientNorms(goldenBatch(g), 1, loss);
+        double lossDiff = Math.abs(loss[0] - g.path("sft").path("loss").asDouble());
+        double gradDiff = maxRelativeDiff(norms, g.path("sft").path("gradNorms"));
+        System.out.printf("qwen2 full, micro-batches of 1: |loss diff| = %.3g, max relative "
+            + "grad-norm diff = %.3g%n", lossDiff, gradDiff);
+        assertTrue(lossDiff < 1e-5, "loss diff " + lossDiff);
+        assertTrue(gradDiff < 1e-4, "grad-norm relative diff " + gradDiff);
+      }
+    }
+  }
+
   @ParameterizedTest
   @ValueSource(strings = {"llama", "qwen2"})
   void peftAdapterLogitsLossAndGradientsMatch(String model) throws Exception {
