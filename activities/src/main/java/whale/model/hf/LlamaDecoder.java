@@ -70,6 +70,23 @@ public final class LlamaDecoder {
     }
   }
 
+  /**
+   * Checks a model directory without loading a weight: config.json, every safetensors header and
+   * shard, each expected tensor's presence, shape and dtype, and tokenizer.json. Cheap enough for
+   * {@code whale start}; each problem is an IOException naming the file and field or tensor.
+   */
+  public static HfConfig check(Path dir) throws IOException {
+    HfConfig config = HfConfig.read(dir);
+    Safetensors st = Safetensors.openDirectory(dir);
+    for (Map.Entry<String, long[]> e : shapes(config).entrySet()) {
+      st.check(e.getKey(), e.getValue(), dir.resolve(HfConfig.FILE).toString());
+    }
+    if (!java.nio.file.Files.exists(dir.resolve(HfTokenizer.FILE))) {
+      throw new IOException(dir + ": no " + HfTokenizer.FILE + " (whale reads fast tokenizers only)");
+    }
+    return config;
+  }
+
   /** Reads config.json and the safetensors weights of a model directory into {@code manager}. */
   public static LlamaDecoder load(Path dir, NDManager manager) throws IOException {
     HfConfig config = HfConfig.read(dir);

@@ -196,6 +196,11 @@ public final class Safetensors {
    * what expected it (for the message).
    */
   public float[] read(String name, long[] expectedShape, String owner) throws IOException {
+    return read(check(name, expectedShape, owner));
+  }
+
+  /** The entry of tensor {@code name}, checked against {@code expectedShape}, without reading it. */
+  public Entry check(String name, long[] expectedShape, String owner) throws IOException {
     Entry e = entries.get(name);
     if (e == null) {
       throw new IOException(owner + ": checkpoint has no tensor " + name);
@@ -204,7 +209,7 @@ public final class Safetensors {
       throw new IOException(e.file() + ": tensor " + name + " has shape " + Arrays.toString(e.shape())
           + " but " + owner + " implies " + Arrays.toString(expectedShape));
     }
-    return read(e);
+    return e;
   }
 
   /** Any tensor's values, widened to float32. */

@@ -48,10 +48,29 @@ class HfCheckpointErrorsTest {
     JSON.writeValue(file.toFile(), c);
   }
 
+  /** The message of loading {@code dir}; the cheap check without loading must say the same. */
   private static String loadError(Path dir) {
+    String checked = assertThrows(IOException.class, () -> LlamaDecoder.check(dir)).getMessage();
     try (NDManager m = NDManager.newBaseManager()) {
-      return assertThrows(IOException.class, () -> LlamaDecoder.load(dir, m)).getMessage();
+      String loaded = assertThrows(IOException.class, () -> LlamaDecoder.load(dir, m)).getMessage();
+      assertEquals(loaded, checked);
+      return loaded;
     }
+  }
+
+  @Test
+  void everyFixturePassesTheCheck() throws IOException {
+    for (String model : HfFixtures.MODELS) {
+      assertEquals(2, LlamaDecoder.check(HfFixtures.dir(model)).layers(), model);
+    }
+  }
+
+  @Test
+  void missingTokenizer() throws IOException {
+    Path dir = copy("qwen3");
+    Files.delete(dir.resolve("tokenizer.json"));
+    String msg = assertThrows(IOException.class, () -> LlamaDecoder.check(dir)).getMessage();
+    assertMentions(msg, dir.toString(), "no tokenizer.json");
   }
 
   private static void assertMentions(String message, String... parts) {
