@@ -19,8 +19,8 @@ import whale.model.SftExample;
  * RSFT through the Hugging Face decoder, on a worker thread as an activity runs it: a briefly
  * fine-tuned qwen2 fixture (exported, then loaded as the "pretrained" base) samples 8 answers per
  * addition problem, keeps the right ones, fine-tunes on them (LoRA, base frozen), and its held-out
- * mean@8 rises. Measured in six JVMs (warm-up 500 steps, 3 rounds, lr 4e-3): 0.234 -> 0.293,
- * 0.295, 0.363, 0.384, 0.384, 0.384; float rounding differs between JVMs and RSFT amplifies it.
+ * mean@8 rises. Measured in five JVMs (warm-up 500 steps, 3 rounds, lr 4e-3): 0.234 -> 0.293,
+ * 0.295, 0.363, 0.384, 0.384; float rounding differs between JVMs and RSFT amplifies it.
  */
 class HfRsftLearningTest {
   static final int WARMUP = Integer.getInteger("hf.warmup", 500);
