@@ -20,6 +20,9 @@ generation_config.json (mistral's lists two EOS ids, as Llama 3 and Qwen instruc
 llama/lora and qwen2/lora are PEFT adapters (rank 4, alpha 8, all seven projections) whose B is
 random, not zero, so that they change the logits.
 
+check_hf_export.py (beside this script) is the other direction: it loads what HfExportTest exported
+with transformers and peft and compares their logits with whale's.
+
 golden.json, per model: prompts (text and token ids), last-position logits of each prompt alone,
 greedy continuations (new token ids, stopping at EOS like generate), and for a fixed right-padded
 SFT batch the loss on completion tokens only and each parameter's gradient L2 norm; for the LoRA
