@@ -6,7 +6,6 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -150,14 +149,5 @@ public final class HfTokenizer implements AutoCloseable {
   @Override
   public void close() {
     tokenizer.close();
-  }
-
-  /** Ids as a list (for messages and JSON). */
-  public static List<Integer> list(int[] ids) {
-    List<Integer> out = new ArrayList<>(ids.length);
-    for (int id : ids) {
-      out.add(id);
-    }
-    return out;
   }
 }
