@@ -26,7 +26,7 @@ import java.util.Set;
  *       a view whose storage outlives it (such as a gradient).
  * </ul>
  */
-final class AdamW {
+public final class AdamW {
   static final float BETA1 = 0.9f;
   static final float BETA2 = 0.95f;
   static final float EPS = 1e-8f;
@@ -40,7 +40,7 @@ final class AdamW {
   private long step;
 
   /** Zero state for {@code params}; moments live in {@code manager} (the model's). */
-  AdamW(Map<String, NDArray> params, Set<String> decayed, NDManager manager) {
+  public AdamW(Map<String, NDArray> params, Set<String> decayed, NDManager manager) {
     this.decayed = decayed;
     for (Map.Entry<String, NDArray> e : params.entrySet()) {
       m.put(e.getKey(), manager.zeros(e.getValue().getShape()));
@@ -48,20 +48,20 @@ final class AdamW {
     }
   }
 
-  long stepCount() {
+  public long stepCount() {
     return step;
   }
 
-  NDArray firstMoment(String name) {
+  public NDArray firstMoment(String name) {
     return m.get(name);
   }
 
-  NDArray secondMoment(String name) {
+  public NDArray secondMoment(String name) {
     return v.get(name);
   }
 
   /** Restores a checkpoint's state: step count and moment values (same names and sizes). */
-  void restore(long stepCount, Map<String, float[]> first, Map<String, float[]> second) {
+  public void restore(long stepCount, Map<String, float[]> first, Map<String, float[]> second) {
     this.step = stepCount;
     for (String name : m.keySet()) {
       m.get(name).set(first.get(name));
@@ -74,7 +74,7 @@ final class AdamW {
    * {@code NDScope} (temporaries are attached to the parameters' manager). Returns false and changes
    * nothing but the gradients when the gradient norm is not finite.
    */
-  boolean step(Map<String, NDArray> params, float lr) {
+  public boolean step(Map<String, NDArray> params, float lr) {
     Map<String, NDArray> grads = new LinkedHashMap<>();
     NDArray sumSq = null;
     for (Map.Entry<String, NDArray> e : params.entrySet()) {
@@ -119,7 +119,7 @@ final class AdamW {
     return finite;
   }
 
-  void close() {
+  public void close() {
     m.values().forEach(NDArray::close);
     v.values().forEach(NDArray::close);
   }

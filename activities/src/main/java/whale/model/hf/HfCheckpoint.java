@@ -1,0 +1,157 @@
+package whale.model.hf;
+
+import ai.djl.ndarray.NDArray;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.Comparator;
+import java.util.HexFormat;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Stream;
+import whale.model.AdamW;
+
+/**
+ * A training checkpoint of an {@link HfModel}, as a directory that is also what transformers/peft
+ * load: for LoRA the PEFT adapter only (megabytes) plus a fingerprint of the base directory it
+ * needs; for full fine-tuning a float32 model directory. Beside it, AdamW's state
+ * ({@code optimizer.safetensors}: m/NAME, v/NAME) and {@code whale_checkpoint.json}.
+ */
+public final class HfCheckpoint {
+  public static final String META = "whale_checkpoint.json";
+  public static final String OPTIMIZER = "optimizer.safetensors";
+  private static final ObjectMapper JSON = new ObjectMapper();
+
+  private HfCheckpoint() {}
+
+  /** Writes the checkpoint to {@code out} (replacing it) via a sibling directory and a rename. */
+  static void save(HfModel model, SftTrainer trainer, boolean lora, Path out) throws IOException {
+    Path tmp = out.resolveSibling(out.getFileName() + ".tmp-" + System.nanoTime());
+    Files.createDirectories(tmp);
+    if (lora) {
+      HfExport.exportAdapter(model.decoder(), model.directory(), tmp);
+    } else {
+      HfExport.exportModel(model.decoder(), model.directory(), tmp, false);
+    }
+    AdamW opt = trainer.optimizer();
+    Map<String, float[]> values = new LinkedHashMap<>();
+    Map<String, long[]> shapes = new LinkedHashMap<>();
+    for (Map.Entry<String, NDArray> e : trainer.trainable().entrySet()) {
+      long[] shape = e.getValue().getShape().getShape();
+      values.put("m/" + e.getKey(), opt.firstMoment(e.getKey()).toFloatArray());
+      shapes.put("m/" + e.getKey(), shape);
+      values.put("v/" + e.getKey(), opt.secondMoment(e.getKey()).toFloatArray());
+      shapes.put("v/" + e.getKey(), shape);
+    }
+    Safetensors.writeF32(tmp.resolve(OPTIMIZER), values, shapes);
+    ObjectNode meta = JSON.createObjectNode();
+    meta.put("finetune", lora ? "lora" : "full");
+    meta.put("base", model.directory().toAbsolutePath().toString());
+    meta.put("baseFingerprint", fingerprint(model.directory()));
+    meta.put("optimizerSteps", opt.stepCount());
+    JSON.writerWithDefaultPrettyPrinter().writeValue(tmp.resolve(META).toFile(), meta);
+    if (Files.exists(out)) {
+      deleteTree(out);
+    }
+    Files.move(tmp, out, StandardCopyOption.ATOMIC_MOVE);
+  }
+
+  /** The model, its adapters or weights, and its optimizer state, ready to continue training. */
+  static HfModel load(Path dir, List<String> stopStrings) throws IOException {
+    Path metaFile = dir.resolve(META);
+    if (!Files.exists(metaFile)) {
+      throw new IOException(dir + ": no " + META + " (not a whale Hugging Face checkpoint)");
+    }
+    JsonNode meta = JSON.readTree(metaFile.toFile());
+    String finetune = meta.path("finetune").asText();
+    HfModel model;
+    if (finetune.equals("lora")) {
+      Path base = Path.of(meta.path("base").asText());
+      String expected = meta.path("baseFingerprint").asText();
+      if (!Files.isDirectory(base) || !fingerprint(base).equals(expected)) {
+        throw new IOException(metaFile + ": field \"base\": " + base + (Files.isDirectory(base)
+            ? " no longer holds the weights this adapter was trained on (config.json or safetensors"
+              + " headers changed)" : " does not exist"));
+      }
+      model = HfModel.load(base, stopStrings);
+      try {
+        LoraAdapters.load(model.decoder(), model.manager(), dir);
+        model.resumeTraining(SftTrainer.lora(model.decoder(), model.manager()));
+      } catch (IOException | RuntimeException e) {
+        model.close();
+        throw e;
+      }
+    } else if (finetune.equals("full")) {
+      model = HfModel.load(dir, stopStrings);
+      model.resumeTraining(SftTrainer.full(model.decoder(), model.manager()));
+    } else {
+      throw new IOException(metaFile + ": field \"finetune\": \"" + finetune
+          + "\" is not lora or full");
+    }
+    try {
+      Safetensors st = Safetensors.openFile(dir.resolve(OPTIMIZER));
+      Map<String, float[]> m = new LinkedHashMap<>();
+      Map<String, float[]> v = new LinkedHashMap<>();
+      for (Map.Entry<String, NDArray> e : model.trainer().trainable().entrySet()) {
+        long[] shape = e.getValue().getShape().getShape();
+        String owner = "the trainable tensor " + e.getKey();
+        m.put(e.getKey(), st.read("m/" + e.getKey(), shape, owner));
+        v.put(e.getKey(), st.read("v/" + e.getKey(), shape, owner));
+      }
+      model.trainer().optimizer().restore(meta.path("optimizerSteps").asLong(), m, v);
+    } catch (IOException | RuntimeException e) {
+      model.close();
+      throw e;
+    }
+    return model;
+  }
+
+  /**
+   * SHA-256 of config.json and of every safetensors file's name, size and header: cheap to
+   * compute for a many-gigabyte base, and it changes when the weights are replaced.
+   */
+  static String fingerprint(Path base) throws IOException {
+    try {
+      MessageDigest d = MessageDigest.getInstance("SHA-256");
+      d.update(Files.readAllBytes(base.resolve(HfConfig.FILE)));
+      List<Path> files;
+      try (Stream<Path> s = Files.list(base)) {
+        files = s.filter(p -> p.getFileName().toString().endsWith(".safetensors")).sorted().toList();
+      }
+      for (Path f : files) {
+        try (FileChannel ch = FileChannel.open(f, StandardOpenOption.READ)) {
+          d.update(f.getFileName().toString().getBytes(java.nio.charset.StandardCharsets.UTF_8));
+          ByteBuffer len = ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN);
+          ch.read(len, 0);
+          long headerLen = Math.min(len.flip().getLong(), Math.max(0, ch.size() - 8));
+          ByteBuffer head = ByteBuffer.allocate((int) Math.min(headerLen, 100_000_000L));
+          ch.read(head, 8);
+          d.update(head.flip());
+          d.update(ByteBuffer.allocate(8).putLong(0, ch.size()));
+        }
+      }
+      return HexFormat.of().formatHex(d.digest());
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  private static void deleteTree(Path dir) throws IOException {
+    try (Stream<Path> s = Files.walk(dir)) {
+      for (Path p : s.sorted(Comparator.reverseOrder()).toList()) {
+        Files.delete(p);
+      }
+    }
+  }
+}

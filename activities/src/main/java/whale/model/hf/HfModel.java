@@ -1,0 +1,265 @@
+package whale.model.hf;
+
+import ai.djl.ndarray.NDManager;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.SplittableRandom;
+import whale.model.Completion;
+import whale.model.GenerationRequest;
+import whale.model.Generator;
+import whale.model.SamplingParams;
+import whale.model.SftExample;
+import whale.model.TrainStats;
+
+/**
+ * A Hugging Face model directory as a whale {@link Generator}: its decoder, tokenizer and special
+ * tokens. A completion ends at EOS (not part of the text), after the first of {@code stopStrings}
+ * (kept, as whale's built-in model keeps its '\n'), or at the request's token limit.
+ *
+ * <p>A prompt longer than the context loses its left end, keeping room for the new tokens.
+ */
+public final class HfModel implements Generator, AutoCloseable {
+  static {
+    // whale's engine defaults (offline, one intra-op and one inter-op thread unless the operator
+    // says otherwise) live in LanguageModel's static block; run it whichever model a JVM loads
+    // first, before the engine starts, so seeded training agrees across processes here too.
+    try {
+      Class.forName("whale.model.LanguageModel", true, HfModel.class.getClassLoader());
+    } catch (ClassNotFoundException e) {
+      throw new ExceptionInInitializerError(e);
+    }
+  }
+
+  /** whale's Generator contract: a completion is one line. */
+  public static final List<String> LINE = List.of("\n");
+
+  private final Path dir;
+  private final NDManager manager;
+  private final LlamaDecoder decoder;
+  private final HfTokenizer tokenizer;
+  private final List<String> stopStrings;
+  private SftTrainer trainer;
+
+  private HfModel(Path dir, NDManager manager, LlamaDecoder decoder, HfTokenizer tokenizer,
+      List<String> stopStrings) {
+    this.dir = dir;
+    this.manager = manager;
+    this.decoder = decoder;
+    this.tokenizer = tokenizer;
+    this.stopStrings = List.copyOf(stopStrings);
+  }
+
+  /** Loads {@code dir}; completions stop at EOS or after any of {@code stopStrings}. */
+  public static HfModel load(Path dir, List<String> stopStrings) throws IOException {
+    NDManager manager = NDManager.newBaseManager();
+    try {
+      LlamaDecoder decoder = LlamaDecoder.load(dir, manager);
+      return new HfModel(dir, manager, decoder, HfTokenizer.load(dir), stopStrings);
+    } catch (IOException | RuntimeException e) {
+      manager.close();
+      throw e;
+    }
+  }
+
+  public Path directory() {
+    return dir;
+  }
+
+  public LlamaDecoder decoder() {
+    return decoder;
+  }
+
+  public HfTokenizer tokenizer() {
+    return tokenizer;
+  }
+
+  NDManager manager() {
+    return manager;
+  }
+
+  /** Prompt ids as the model sees them: an empty prompt is the BOS token (or "\n" without one). */
+  public int[] promptIds(String prompt) {
+    int[] ids = tokenizer.encode(prompt);
+    if (ids.length == 0) {
+      ids = tokenizer.bosId() >= 0 ? new int[] {tokenizer.bosId()} : tokenizer.encode("\n");
+    }
+    return ids;
+  }
+
+  @Override
+  public List<Completion> generate(List<GenerationRequest> requests, SamplingParams params) {
+    return generate(requests, Sampling.of(params));
+  }
+
+  /** Completions in request order; the same request and seed give the same completion in any batch. */
+  public synchronized List<Completion> generate(List<GenerationRequest> requests, Sampling sampling) {
+    int maxPos = decoder.config().maxPositions();
+    List<KvSampler.Row> rows = new ArrayList<>();
+    int[] seen = new int[requests.size()];
+    for (int i = 0; i < requests.size(); i++) {
+      GenerationRequest r = requests.get(i);
+      int maxNew = Math.min(Math.max(0, r.maxNewTokens()), maxPos - 1);
+      int[] ids = promptIds(r.prompt());
+      if (ids.length + maxNew > maxPos) {
+        ids = Arrays.copyOfRange(ids, ids.length + maxNew - maxPos, ids.length);
+      }
+      seen[i] = ids.length;
+      rows.add(new KvSampler.Row(ids, r.seed(), maxNew));
+    }
+    Set<Integer> eos = new LinkedHashSet<>(tokenizer.eosIds());
+    String[] text = new String[requests.size()];
+    KvSampler.Stop stop = stopStrings.isEmpty() ? KvSampler.Stop.NEVER : (row, gen, count) -> {
+      String t = tokenizer.decode(Arrays.copyOf(gen, count));
+      for (String s : stopStrings) {
+        int at = t.indexOf(s);
+        if (at >= 0) {
+          text[row] = t.substring(0, at + s.length());
+          return true;
+        }
+      }
+      return false;
+    };
+    int[][] out = KvSampler.sample(decoder, manager, rows, sampling, eos, tokenizer.padId(), stop);
+    List<Completion> completions = new ArrayList<>();
+    for (int i = 0; i < out.length; i++) {
+      int[] ids = out[i];
+      if (text[i] == null) {
+        int n = ids.length > 0 && eos.contains(ids[ids.length - 1]) ? ids.length - 1 : ids.length;
+        text[i] = tokenizer.decode(Arrays.copyOf(ids, n));
+      }
+      completions.add(new Completion(text[i], seen[i], ids.length));
+    }
+    return completions;
+  }
+
+  /** The new token ids of each prompt (EOS kept at the end when reached), for parity with transformers. */
+  public synchronized int[][] generateIds(List<KvSampler.Row> rows, Sampling sampling) {
+    return KvSampler.sample(decoder, manager, rows, sampling,
+        new LinkedHashSet<>(tokenizer.eosIds()), tokenizer.padId(), KvSampler.Stop.NEVER);
+  }
+
+  // ---------------------------------------------------------------- training
+
+  /** LoRA settings: adapters of {@code rank} on each layer's {@code targets}, scaled alpha / rank. */
+  public record LoraSpec(int rank, double alpha, List<String> targets) {}
+
+  /** Fine-tune every weight from now on. */
+  public synchronized void trainFull() {
+    checkNotTraining();
+    trainer = SftTrainer.full(decoder, manager);
+  }
+
+  /** Fine-tune fresh LoRA adapters (seeded A, zero B) with the base frozen from now on. */
+  public synchronized void trainLora(LoraSpec spec, long seed) {
+    checkNotTraining();
+    LoraAdapters.attachFresh(decoder, manager, spec.rank(), spec.alpha(), spec.targets(), seed);
+    trainer = SftTrainer.lora(decoder, manager);
+  }
+
+  private void checkNotTraining() {
+    if (trainer != null) {
+      throw new IllegalStateException("training mode already chosen for " + dir);
+    }
+  }
+
+  /** The example as token ids: the prompt as sampling sees it, the completion continuing it. */
+  public SftTrainer.Example example(SftExample ex) {
+    return new SftTrainer.Example(promptIds(ex.prompt()), tokenizer.encodeContinuation(ex.completion()));
+  }
+
+  /**
+   * One epoch of supervised fine-tuning, as LanguageModel.sft: the examples in an order shuffled by
+   * {@code seed}, in minibatches of {@code minibatch}, loss on completion tokens only, constant
+   * learning rate. Call {@link #trainFull} or {@link #trainLora} first.
+   */
+  public synchronized TrainStats sft(List<SftExample> examples, int minibatch, float lr, long seed) {
+    return sft(examples, minibatch, minibatch, lr, seed);
+  }
+
+  /** As above, each minibatch's gradients accumulated over micro-batches of {@code microRows}. */
+  public synchronized TrainStats sft(List<SftExample> examples, int minibatch, int microRows,
+      float lr, long seed) {
+    if (trainer == null) {
+      throw new IllegalStateException("call trainFull() or trainLora() before sft()");
+    }
+    if (minibatch < 1) {
+      throw new IllegalArgumentException("minibatch must be >= 1: " + minibatch);
+    }
+    int[] order = shuffled(examples.size(), seed);
+    double lossSum = 0;
+    long tokens = 0;
+    int steps = 0;
+    for (int from = 0; from < order.length; from += minibatch) {
+      List<SftTrainer.Example> batch = new ArrayList<>();
+      long weight = 0;
+      for (int i = from; i < Math.min(order.length, from + minibatch); i++) {
+        SftTrainer.Example e = example(examples.get(order[i]));
+        batch.add(e);
+        weight += e.completion().length;
+      }
+      if (weight == 0) {
+        continue; // nothing to learn from (e.g. empty completions)
+      }
+      float loss = trainer.step(batch, lr, microRows);
+      lossSum += (double) loss * weight;
+      tokens += weight;
+      steps++;
+    }
+    return steps == 0 ? TrainStats.NONE : new TrainStats(lossSum / tokens, steps, tokens);
+  }
+
+  /** Continues with a trainer rebuilt from a checkpoint (adapters already attached). */
+  synchronized void resumeTraining(SftTrainer t) {
+    checkNotTraining();
+    trainer = t;
+  }
+
+  /**
+   * Writes a training checkpoint to {@code out}: the PEFT adapter (LoRA) or the float32 weights
+   * (full), AdamW's state and what the run needs to resume. See {@link HfCheckpoint}.
+   */
+  public synchronized void save(Path out) throws IOException {
+    if (trainer == null) {
+      throw new IllegalStateException("nothing to checkpoint: no training mode chosen for " + dir);
+    }
+    HfCheckpoint.save(this, trainer, !decoder.adapters().isEmpty(), out);
+  }
+
+  /** The model and optimizer state {@link #save} wrote, ready to continue training. */
+  public static HfModel resume(Path checkpoint, List<String> stopStrings) throws IOException {
+    return HfCheckpoint.load(checkpoint, stopStrings);
+  }
+
+  /** The trainer chosen by trainFull/trainLora, or null. */
+  public synchronized SftTrainer trainer() {
+    return trainer;
+  }
+
+  /** Fisher-Yates with SplittableRandom(seed), the same permutation LanguageModel draws. */
+  private static int[] shuffled(int n, long seed) {
+    int[] order = new int[n];
+    Arrays.setAll(order, i -> i);
+    SplittableRandom rng = new SplittableRandom(seed);
+    for (int i = n - 1; i > 0; i--) {
+      int j = rng.nextInt(i + 1);
+      int t = order[i];
+      order[i] = order[j];
+      order[j] = t;
+    }
+    return order;
+  }
+
+  @Override
+  public synchronized void close() {
+    if (trainer != null) {
+      trainer.close();
+    }
+    tokenizer.close();
+    manager.close();
+  }
+}

@@ -1,0 +1,230 @@
+package whale.model.hf;
+
+import ai.djl.ndarray.NDArray;
+import ai.djl.ndarray.NDList;
+import ai.djl.ndarray.NDManager;
+import ai.djl.ndarray.NDScope;
+import ai.djl.ndarray.index.NDIndex;
+import ai.djl.ndarray.types.DataType;
+import ai.djl.ndarray.types.Shape;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Set;
+import java.util.SplittableRandom;
+import java.util.stream.IntStream;
+
+/**
+ * Batched sampling with a KV cache: the prompts of a chunk, left-padded to a common width, go
+ * through the decoder once (prefill); then each step feeds one new token per row and attends to the
+ * cache. Padding is masked out of every key set and positions count real tokens only, so a row's
+ * logits are those it would get alone (up to float summation order).
+ *
+ * <p>Filtering and the draw happen on the device; Java only sends one uniform per row and gets one
+ * id per row back. Each row draws from its own {@code SplittableRandom(seed)}, one uniform per
+ * token, so a completion does not depend on what else shares the batch.
+ */
+public final class KvSampler {
+  /** Most rows sampled together: bounds the cache's native memory. */
+  static final int CHUNK = 64;
+
+  /** One sequence to continue: prompt ids, seed of its sampling stream, most tokens to add. */
+  public record Row(int[] prompt, long seed, int maxNewTokens) {}
+
+  /** Extra stop test after each token (e.g. a stop string); {@code generated} holds {@code count} ids. */
+  public interface Stop {
+    boolean test(int row, int[] generated, int count);
+
+    Stop NEVER = (row, generated, count) -> false;
+  }
+
+  private KvSampler() {}
+
+  /**
+   * The new tokens of each row, in input order. A row ends at one of {@code eos} (kept, as
+   * transformers' generate keeps it), when {@code stop} says so, or after its maxNewTokens.
+   */
+  public static int[][] sample(LlamaDecoder decoder, NDManager manager, List<Row> rows,
+      Sampling sampling, Set<Integer> eos, int padId, Stop stop) {
+    int maxPos = decoder.config().maxPositions();
+    for (int i = 0; i < rows.size(); i++) {
+      Row r = rows.get(i);
+      if (r.prompt().length == 0) {
+        throw new IllegalArgumentException("row " + i + ": empty prompt");
+      }
+      if (r.prompt().length + Math.max(0, r.maxNewTokens()) > maxPos) {
+        throw new IllegalArgumentException("row " + i + ": " + r.prompt().length + " prompt + "
+            + r.maxNewTokens() + " new tokens exceed max_position_embeddings " + maxPos);
+      }
+    }
+    int[][] out = new int[rows.size()][];
+    // Similar lengths together means less padding; the order cannot change any row's result.
+    Integer[] order = new Integer[rows.size()];
+    Arrays.setAll(order, i -> i);
+    Arrays.sort(order, Comparator.comparingInt(i -> rows.get(i).prompt().length));
+    for (int from = 0; from < order.length; from += CHUNK) {
+      Integer[] chunk = Arrays.copyOfRange(order, from, Math.min(order.length, from + CHUNK));
+      try (NDManager sub = manager.newSubManager()) {
+        sampleChunk(decoder, sub, rows, chunk, sampling, eos, padId, stop, out);
+      }
+    }
+    return out;
+  }
+
+  private static void sampleChunk(LlamaDecoder decoder, NDManager m, List<Row> rows,
+      Integer[] chunk, Sampling sampling, Set<Integer> eos, int padId, Stop stop, int[][] out) {
+    int n = chunk.length;
+    int width = 0;
+    int maxNew = 0;
+    for (Integer i : chunk) {
+      width = Math.max(width, rows.get(i).prompt().length);
+      maxNew = Math.max(maxNew, Math.max(0, rows.get(i).maxNewTokens()));
+    }
+    int[][] generated = new int[n][];
+    int[] count = new int[n];
+    boolean[] done = new boolean[n];
+    SplittableRandom[] rng = new SplittableRandom[n];
+    int[] flat = new int[n * width];
+    int[] positions = new int[n * width];
+    int capacity = width + maxNew;
+    int[] keyMask = new int[n * capacity];
+    for (int r = 0; r < n; r++) {
+      Row row = rows.get(chunk[r]);
+      int len = row.prompt().length;
+      int offset = width - len; // left padding: every row's last prompt token is at column width-1
+      Arrays.fill(flat, r * width, r * width + offset, padId);
+      System.arraycopy(row.prompt(), 0, flat, r * width + offset, len);
+      for (int t = 0; t < len; t++) {
+        positions[r * width + offset + t] = t;
+        keyMask[r * capacity + offset + t] = 1;
+      }
+      for (int c = width; c < capacity; c++) {
+        keyMask[r * capacity + c] = 1; // generated columns are real for every row still running
+      }
+      generated[r] = new int[Math.max(0, row.maxNewTokens())];
+      rng[r] = new SplittableRandom(row.seed());
+      done[r] = row.maxNewTokens() <= 0;
+    }
+    if (allDone(done)) {
+      finish(chunk, generated, count, out);
+      return;
+    }
+    LlamaDecoder.KvCache cache = decoder.newCache(m, n, capacity);
+    NDArray mask = m.create(keyMask, new Shape(n, capacity));
+    int[] live = IntStream.range(0, n).toArray(); // chunk rows still on the device, in device order
+    int[] next;
+    try (NDScope scope = new NDScope()) {
+      NDArray tokens = m.create(flat, new Shape(n, width));
+      NDArray pos = m.create(positions, new Shape(n, width));
+      NDArray h = decoder.hidden(tokens, pos, mask.get(new NDIndex(":, 0:{}", width)), cache);
+      NDArray logits = decoder.logits(h.get(new NDIndex(":, {}", width - 1)));
+      next = choose(logits, sampling, uniforms(rng, live));
+    }
+    for (int step = 0; ; step++) {
+      int finished = 0;
+      for (int i = 0; i < live.length; i++) {
+        int r = live[i];
+        if (!done[r]) {
+          generated[r][count[r]++] = next[i];
+          done[r] = eos.contains(next[i]) || count[r] == generated[r].length
+              || stop.test(chunk[r], generated[r], count[r]);
+        }
+        finished += done[r] ? 1 : 0;
+      }
+      if (finished == live.length) {
+        break;
+      }
+      if (finished > 0) { // drop finished rows from the cache: later steps compute only live ones
+        int[] was = live;
+        int[] keep = IntStream.range(0, was.length).filter(i -> !done[was[i]]).toArray();
+        NDArray index = m.create(keep);
+        cache.keepRows(index);
+        NDArray kept = mask.get(new NDIndex("{}", index));
+        mask.close();
+        mask = kept;
+        index.close();
+        live = Arrays.stream(keep).map(i -> was[i]).toArray();
+      }
+      int[] feed = new int[live.length];
+      int[] feedPos = new int[live.length];
+      for (int i = 0; i < live.length; i++) {
+        int r = live[i];
+        feed[i] = generated[r][count[r] - 1];
+        feedPos[i] = rows.get(chunk[r]).prompt().length + step;
+      }
+      try (NDScope scope = new NDScope()) {
+        NDArray tokens = m.create(feed, new Shape(live.length, 1));
+        NDArray pos = m.create(feedPos, new Shape(live.length, 1));
+        int seen = cache.length() + 1;
+        NDArray h = decoder.hidden(tokens, pos, mask.get(new NDIndex(":, 0:{}", seen)), cache);
+        next = choose(decoder.logits(h.squeeze(1)), sampling, uniforms(rng, live));
+      }
+    }
+    finish(chunk, generated, count, out);
+  }
+
+  private static void finish(Integer[] chunk, int[][] generated, int[] count, int[][] out) {
+    for (int r = 0; r < chunk.length; r++) {
+      out[chunk[r]] = Arrays.copyOf(generated[r], count[r]);
+    }
+  }
+
+  private static boolean allDone(boolean[] done) {
+    for (boolean d : done) {
+      if (!d) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /** One uniform per device row, drawn from that row's own stream (one per token it samples). */
+  private static float[] uniforms(SplittableRandom[] rng, int[] live) {
+    float[] u = new float[live.length];
+    for (int i = 0; i < live.length; i++) {
+      u[i] = (float) rng[live[i]].nextDouble();
+    }
+    return u;
+  }
+
+  /**
+   * The next token of each row of {@code logits} [B,V]: argmax at temperature 0; otherwise the
+   * inverse CDF at {@code u[b]} of softmax(logits / T) restricted to the top-k, then to the top-p
+   * nucleus. Only a [B,k] slice is sorted (topK), or the full row on the device when top-p alone
+   * needs an order.
+   */
+  static int[] choose(NDArray logits, Sampling s, float[] u) {
+    if (s.temperature() == 0) {
+      return logits.argMax(-1).toType(DataType.INT32, false).toIntArray();
+    }
+    NDManager m = logits.getManager();
+    long vocab = logits.getShape().get(1);
+    NDArray scaled = logits.div((float) s.temperature());
+    NDArray values;
+    NDArray ids = null; // null: candidates are the vocabulary in id order
+    if (s.topK() > 0 && s.topK() < vocab) {
+      NDList top = scaled.topK(s.topK(), -1, true, true);
+      values = top.get(0);
+      ids = top.get(1);
+    } else if (s.topP() < 1) {
+      ids = scaled.argSort(-1, false);
+      values = scaled.gather(ids, -1);
+    } else {
+      values = scaled;
+    }
+    NDArray p = values.softmax(-1);
+    if (s.topP() < 1) {
+      // keep a candidate while the mass ranked above it is still short of topP (the first always)
+      NDArray before = p.cumSum(-1).sub(p);
+      p = p.mul(before.lt((float) s.topP()).toType(DataType.FLOAT32, false));
+    }
+    NDArray cdf = p.cumSum(-1);
+    long k = cdf.getShape().get(1);
+    NDArray total = cdf.get(new NDIndex(":, {}:", k - 1));
+    NDArray target = m.create(u, new Shape(u.length, 1)).mul(total);
+    NDArray pick = cdf.lt(target).toType(DataType.INT64, false).sum(new int[] {-1}, true)
+        .clip(0, k - 1);
+    NDArray chosen = ids == null ? pick : ids.gather(pick, -1);
+    return chosen.toType(DataType.INT32, false).toIntArray();
+  }
+}

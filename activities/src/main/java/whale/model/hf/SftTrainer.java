@@ -1,0 +1,235 @@
+package whale.model.hf;
+
+import ai.djl.engine.Engine;
+import ai.djl.ndarray.NDArray;
+import ai.djl.ndarray.NDManager;
+import ai.djl.ndarray.NDScope;
+import ai.djl.ndarray.types.DataType;
+import ai.djl.ndarray.types.Shape;
+import ai.djl.training.GradientCollector;
+import java.util.Arrays;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import whale.model.AdamW;
+
+/**
+ * Supervised fine-tuning of a {@link LlamaDecoder} with whale's masked loss: the mean negative
+ * log-likelihood of completion tokens only (prompt tokens are context), over every completion token
+ * of the minibatch. Either every weight trains ({@link #full}) or only the LoRA adapters, the base
+ * frozen ({@link #lora}); trainable arrays and AdamW moments are float32.
+ */
+public final class SftTrainer implements AutoCloseable {
+  /**
+   * DJL's PyTorch engine allows one GradientCollector at a time per JVM. LanguageModel holds its own
+   * lock, so a built-in and a Hugging Face model must not train in the same JVM at once.
+   */
+  private static final Object TRAIN_LOCK = new Object();
+
+  /** One example as token ids: the loss covers {@code completion} only. */
+  public record Example(int[] prompt, int[] completion) {}
+
+  private final LlamaDecoder decoder;
+  private final NDManager manager;
+  private final LinkedHashMap<String, NDArray> trainable;
+  private final AdamW optimizer;
+
+  private SftTrainer(LlamaDecoder decoder, NDManager manager, LinkedHashMap<String, NDArray> trainable) {
+    this.decoder = decoder;
+    this.manager = manager;
+    this.trainable = trainable;
+    Set<String> decayed = new HashSet<>();
+    for (Map.Entry<String, NDArray> e : trainable.entrySet()) {
+      e.getValue().setRequiresGradient(true);
+      if (e.getValue().getShape().dimension() >= 2) {
+        decayed.add(e.getKey()); // matrices and embeddings, not norms or biases (as TinyGpt)
+      }
+    }
+    this.optimizer = new AdamW(trainable, decayed, manager);
+  }
+
+  /** Full fine-tuning: every weight of the decoder trains. */
+  public static SftTrainer full(LlamaDecoder decoder, NDManager manager) {
+    return new SftTrainer(decoder, manager, new LinkedHashMap<>(decoder.weights()));
+  }
+
+  /** LoRA: only the attached adapters train; the base weights stay frozen. */
+  public static SftTrainer lora(LlamaDecoder decoder, NDManager manager) {
+    if (decoder.adapters().isEmpty()) {
+      throw new IllegalStateException("no LoRA adapters attached to train");
+    }
+    return new SftTrainer(decoder, manager, LoraAdapters.parameters(decoder));
+  }
+
+  /** Trainable arrays by name (Hugging Face names, or PEFT names for adapters). */
+  public Map<String, NDArray> trainable() {
+    return java.util.Collections.unmodifiableMap(trainable);
+  }
+
+  /** The masked loss of one minibatch, without gradients. */
+  public float loss(List<Example> batch) {
+    synchronized (TRAIN_LOCK) {
+      try (NDManager sub = manager.newSubManager();
+          NDScope scope = new NDScope()) {
+        Batch b = Batch.of(batch, decoder.config().maxPositions());
+        if (b.weightSum == 0) {
+          throw new IllegalArgumentException("minibatch has no completion token to learn from");
+        }
+        return maskedNll(sub, b).getFloat();
+      }
+    }
+  }
+
+  /** The loss and each trainable array's gradient L2 norm for one minibatch; changes no weight. */
+  public Map<String, Double> gradientNorms(List<Example> batch, float[] lossOut) {
+    return gradientNorms(batch, batch.size(), lossOut);
+  }
+
+  /** As {@link #gradientNorms(List, float[])}, accumulating over micro-batches of {@code microRows}. */
+  public Map<String, Double> gradientNorms(List<Example> batch, int microRows, float[] lossOut) {
+    synchronized (TRAIN_LOCK) {
+      try (NDManager sub = manager.newSubManager();
+          NDScope scope = new NDScope()) {
+        backward(sub, batch, microRows, lossOut);
+        Map<String, Double> out = new LinkedHashMap<>();
+        for (Map.Entry<String, NDArray> e : trainable.entrySet()) {
+          NDArray g = e.getValue().getGradient();
+          out.put(e.getKey(), (double) g.norm().getFloat());
+          g.subi(g); // zero in place, as AdamW does: the .grad buffer is shared with this view
+        }
+        return out;
+      }
+    }
+  }
+
+  /** Forward, backward and one AdamW update on one minibatch; returns its loss before the update. */
+  public float step(List<Example> batch, float lr) {
+    return step(batch, lr, batch.size());
+  }
+
+  /**
+   * One AdamW update from gradients accumulated over micro-batches of at most {@code microRows}
+   * rows, so a minibatch of long sequences fits in memory; the update is that of the whole
+   * minibatch (each micro-batch's loss is weighted by its share of the completion tokens).
+   */
+  public float step(List<Example> batch, float lr, int microRows) {
+    synchronized (TRAIN_LOCK) {
+      try (NDManager sub = manager.newSubManager();
+          NDScope scope = new NDScope()) {
+        float[] loss = new float[1];
+        backward(sub, batch, microRows, loss);
+        optimizer.step(trainable, lr);
+        return loss[0];
+      }
+    }
+  }
+
+  AdamW optimizer() {
+    return optimizer;
+  }
+
+  public long optimizerSteps() {
+    return optimizer.stepCount();
+  }
+
+  private void backward(NDManager sub, List<Example> batch, int microRows, float[] lossOut) {
+    if (microRows < 1) {
+      throw new IllegalArgumentException("microRows must be >= 1: " + microRows);
+    }
+    int context = decoder.config().maxPositions();
+    List<Batch> micro = new java.util.ArrayList<>();
+    float total = 0;
+    for (int from = 0; from < batch.size(); from += microRows) {
+      Batch b = Batch.of(batch.subList(from, Math.min(batch.size(), from + microRows)), context);
+      if (b.weightSum > 0) {
+        micro.add(b);
+        total += b.weightSum;
+      }
+    }
+    if (total == 0) {
+      throw new IllegalArgumentException("minibatch has no completion token to learn from");
+    }
+    double loss = 0;
+    for (Batch b : micro) {
+      // gradients add up across collectors (see AdamW), so per micro-batch: sum of NLL / total
+      try (NDManager m = sub.newSubManager();
+          GradientCollector collector = Engine.getInstance().newGradientCollector()) {
+        NDArray part = maskedNll(m, b).mul(b.weightSum / total);
+        collector.backward(part);
+        loss += part.getFloat();
+      }
+    }
+    lossOut[0] = (float) loss;
+  }
+
+  /** Weighted mean of -log p(target): weight 1 on completion targets, 0 on prompt and padding. */
+  private NDArray maskedNll(NDManager sub, Batch b) {
+    Shape shape = new Shape(b.rows, b.width);
+    NDArray tokens = sub.create(b.inputs, shape);
+    NDArray positions = sub.create(b.positions, shape);
+    NDArray keyMask = sub.create(b.keyMask, shape);
+    NDArray targets = sub.create(b.targets, shape).toType(DataType.INT64, false);
+    NDArray weights = sub.create(b.weights, shape);
+    NDArray logProbs = decoder.logits(decoder.hidden(tokens, positions, keyMask, null)).logSoftmax(-1);
+    NDArray picked = logProbs.gather(targets.expandDims(-1), -1).squeeze(-1);
+    return picked.mul(weights).sum().neg().div(b.weightSum);
+  }
+
+  /**
+   * Rows right-padded to a common width: inputs are prompt + completion minus the last token, targets
+   * the same shifted by one. A row longer than the context loses its left end (the prompt first).
+   */
+  static final class Batch {
+    final int rows;
+    final int width;
+    final int[] inputs;
+    final int[] positions;
+    final int[] keyMask;
+    final int[] targets;
+    final float[] weights;
+    float weightSum;
+
+    private Batch(int rows, int width) {
+      this.rows = rows;
+      this.width = width;
+      inputs = new int[rows * width];
+      positions = new int[rows * width];
+      keyMask = new int[rows * width];
+      targets = new int[rows * width];
+      weights = new float[rows * width];
+    }
+
+    static Batch of(List<Example> examples, int context) {
+      int width = 1;
+      for (Example e : examples) {
+        width = Math.max(width, Math.min(context, e.prompt().length + e.completion().length - 1));
+      }
+      Batch b = new Batch(examples.size(), width);
+      for (int r = 0; r < examples.size(); r++) {
+        Example e = examples.get(r);
+        int[] seq = Arrays.copyOf(e.prompt(), e.prompt().length + e.completion().length);
+        System.arraycopy(e.completion(), 0, seq, e.prompt().length, e.completion().length);
+        int start = Math.max(0, seq.length - (context + 1));
+        int n = seq.length - start - 1;
+        for (int i = 0; i < n; i++) {
+          int at = r * width + i;
+          b.inputs[at] = seq[start + i];
+          b.positions[at] = i;
+          b.keyMask[at] = 1;
+          b.targets[at] = seq[start + 1 + i];
+          // target i is seq[start + 1 + i]: a completion token iff that index is past the prompt
+          b.weights[at] = start + 1 + i >= e.prompt().length ? 1f : 0f;
+          b.weightSum += b.weights[at];
+        }
+      }
+      return b;
+    }
+  }
+
+  @Override
+  public void close() {
+    optimizer.close();
+  }
+}

@@ -1,0 +1,70 @@
+package whale.model.hf;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.URISyntaxException;
+import java.nio.file.Path;
+import java.util.List;
+
+/**
+ * The tiny Hugging Face checkpoints and transformers' golden outputs under test resources hf/.
+ * Regenerate them with activities/src/test/python/make_hf_fixtures.py (its header says how).
+ */
+final class HfFixtures {
+  static final List<String> MODELS = List.of("llama", "llama3", "qwen2", "qwen3", "mistral");
+  private static JsonNode golden;
+
+  private HfFixtures() {}
+
+  static Path root() {
+    try {
+      return Path.of(HfFixtures.class.getResource("/hf/golden.json").toURI()).getParent();
+    } catch (URISyntaxException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  static Path dir(String model) {
+    return root().resolve(model);
+  }
+
+  static synchronized JsonNode golden(String model) {
+    if (golden == null) {
+      try {
+        golden = new ObjectMapper().readTree(root().resolve("golden.json").toFile());
+      } catch (IOException e) {
+        throw new UncheckedIOException(e);
+      }
+    }
+    return golden.path("models").path(model);
+  }
+
+  static int[] ints(JsonNode array) {
+    int[] out = new int[array.size()];
+    for (int i = 0; i < out.length; i++) {
+      out[i] = array.get(i).asInt();
+    }
+    return out;
+  }
+
+  static float[] floats(JsonNode array) {
+    float[] out = new float[array.size()];
+    for (int i = 0; i < out.length; i++) {
+      out[i] = (float) array.get(i).asDouble();
+    }
+    return out;
+  }
+
+  static double maxAbsDiff(float[] a, float[] b) {
+    if (a.length != b.length) {
+      throw new AssertionError("lengths " + a.length + " vs " + b.length);
+    }
+    double max = 0;
+    for (int i = 0; i < a.length; i++) {
+      max = Math.max(max, Math.abs(a[i] - b[i]));
+    }
+    return max;
+  }
+}

@@ -1,0 +1,16 @@
+#!/bin/sh
+# New tokens/s (KV cache, no cache, transformers generate) and SFT tokens/s (whale, transformers) on
+# the llama fixture and a ~10M-parameter Llama, one intra-op thread each. Build first:
+#   ./mvnw -o install -DskipTests
+# PY: a python with torch and transformers (see activities/src/test/python/make_hf_fixtures.py).
+set -e
+cd "$(dirname "$0")/.."
+PY=${PY:-python3}
+BIG=${BIG:-/tmp/whale-bench-10m}
+[ -d "$BIG" ] || "$PY" bench/hf_bench.py make "$BIG"
+SMALL=activities/src/test/resources/hf/llama
+./mvnw -B -q -o -pl activities dependency:build-classpath -Dmdep.outputFile=target/bench.cp >/dev/null
+CP="activities/target/classes:workflows/target/classes:proto/target/classes:$(cat activities/target/bench.cp)"
+java -Dai.djl.pytorch.num_threads=1 -Dai.djl.pytorch.num_interop_threads=1 -Dai.djl.offline=true \
+  -cp "$CP" bench/HfBench.java "$SMALL" "$BIG"
+"$PY" bench/hf_bench.py time "$SMALL" "$BIG"
