@@ -426,7 +426,7 @@ public final class LanguageModel implements Generator, AutoCloseable {
     NDArray weights = sub.create(b.weights, shape);
     NDArray logProbs = gpt.logits(tokens).logSoftmax(-1);
     NDArray picked = logProbs.mul(targets.oneHot(config.vocabSize())).sum(new int[] {-1});
-    return picked.mul(weights).sum().neg().div(b.weightSum);
+    return picked.mul(weights).sum().neg().div(Scalars.of(picked, b.weightSum));
   }
 
   /** Total log-probability (nats) the model gives {@code completion} after {@code prompt}. */

@@ -178,7 +178,7 @@ public final class TinyGpt extends AbstractBlock {
     NDArray q = qkv.get(0);
     NDArray k = qkv.get(1);
     NDArray v = qkv.get(2);
-    NDArray scores = q.matMul(k.transpose(0, 1, 3, 2)).mul(1.0 / Math.sqrt(hd)).add(mask);
+    NDArray scores = q.matMul(k.transpose(0, 1, 3, 2)).mul(Scalars.of(q, 1.0 / Math.sqrt(hd))).add(mask);
     NDArray y = scores.softmax(-1).matMul(v); // [B,H,T,hd]
     y = y.transpose(0, 2, 1, 3).reshape(b, t, (long) h * hd);
     return y.matMul(weights.get(p + "attn.wo")).add(weights.get(p + "attn.bo.b"));

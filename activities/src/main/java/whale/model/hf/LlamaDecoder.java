@@ -15,6 +15,7 @@ import java.nio.file.Path;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import whale.model.Scalars;
 
 /**
  * The Llama-family decoder (Llama, Llama 3 RoPE scaling, Mistral without sliding window, Qwen2 with
@@ -238,7 +239,7 @@ public final class LlamaDecoder {
     // KV head g (transformers' repeat_kv), so fold each group's heads into the row axis.
     NDArray scores = q.reshape(b, kvh, (long) group * t, hd)
         .matMul(k.transpose(0, 1, 3, 2))
-        .mul(1.0 / Math.sqrt(hd))
+        .mul(Scalars.of(q, 1.0 / Math.sqrt(hd)))
         .reshape(b, h, t, s)
         .add(mask);
     NDArray y = scores.softmax(-1).reshape(b, kvh, (long) group * t, s).matMul(v); // [B,kvH,gT,hd]
@@ -256,14 +257,16 @@ public final class LlamaDecoder {
     Lora lora = adapters.get(module);
     if (lora != null) {
       NDArray low = Linear.linear(x, lora.a()).singletonOrThrow();
-      y = y.add(Linear.linear(low, lora.b()).singletonOrThrow().mul(lora.scale()));
+      NDArray up = Linear.linear(low, lora.b()).singletonOrThrow();
+      y = y.add(up.mul(Scalars.of(up, lora.scale())));
     }
     return y;
   }
 
   /** RMSNorm over the last axis: x * rsqrt(mean(x^2) + eps) * weight. */
   private NDArray rmsNorm(NDArray x, NDArray weight) {
-    NDArray rms = x.square().mean(new int[] {-1}, true).add((float) config.rmsNormEps()).sqrt();
+    NDArray meanSq = x.square().mean(new int[] {-1}, true);
+    NDArray rms = meanSq.add(Scalars.of(meanSq, config.rmsNormEps())).sqrt();
     return x.div(rms).mul(weight);
   }
 

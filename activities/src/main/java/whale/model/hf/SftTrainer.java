@@ -14,6 +14,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import whale.model.AdamW;
+import whale.model.Scalars;
 
 /**
  * Supervised fine-tuning of a {@link LlamaDecoder} with whale's masked loss: the mean negative
@@ -156,7 +157,8 @@ public final class SftTrainer implements AutoCloseable {
       // gradients add up across collectors (see AdamW), so per micro-batch: sum of NLL / total
       try (NDManager m = sub.newSubManager();
           GradientCollector collector = Engine.getInstance().newGradientCollector()) {
-        NDArray part = maskedNll(m, b).mul(b.weightSum / total);
+        NDArray nll = maskedNll(m, b);
+        NDArray part = nll.mul(Scalars.of(nll, b.weightSum / total));
         collector.backward(part);
         loss += part.getFloat();
       }
@@ -174,7 +176,7 @@ public final class SftTrainer implements AutoCloseable {
     NDArray weights = sub.create(b.weights, shape);
     NDArray logProbs = decoder.logits(decoder.hidden(tokens, positions, keyMask, null)).logSoftmax(-1);
     NDArray picked = logProbs.gather(targets.expandDims(-1), -1).squeeze(-1);
-    return picked.mul(weights).sum().neg().div(b.weightSum);
+    return picked.mul(weights).sum().neg().div(Scalars.of(picked, b.weightSum));
   }
 
   /**
