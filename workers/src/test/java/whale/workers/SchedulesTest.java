@@ -224,7 +224,9 @@ class SchedulesTest {
     String applied = wf.adjust(Payloads.tree(new Adjustment(1.5, null, null, null)));
     assertTrue(applied.contains("weight budget 6 steps"), applied);
     wf.resume();
-    WhaleStatus running = waitFor(wf, st -> st.step() >= 1 && st.phaseWorkflowId() != null);
+    // two steps done, so 0.25 epoch (1 step) is below them whenever the update lands; waiting for
+    // one step raced: with exactly one done, 1 step is not below and the update was accepted
+    WhaleStatus running = waitFor(wf, st -> st.step() >= 2 && st.phaseWorkflowId() != null);
     rejected(() -> wf.adjust(Payloads.tree(new Adjustment(0.25, null, null, null))), "below");
     WhaleResult r = stub.getResult(WhaleResult.class);
     assertEquals(6, r.steps(), "the adjusted budget is spent");
