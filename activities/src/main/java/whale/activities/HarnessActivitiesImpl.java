@@ -52,8 +52,10 @@ public class HarnessActivitiesImpl implements HarnessActivities {
 
   @Override
   public CandidateInfo initialHarness(TaskRef taskRef) {
-    runtime.task(taskRef); // rejects an unknown task before anything is stored
-    return validated(TaskCatalog.templates(taskRef.name()).initial());
+    return ActivityHeartbeat.during("initial harness", () -> {
+      runtime.task(taskRef); // rejects an unknown task before anything is stored
+      return validated(TaskCatalog.templates(taskRef.name()).initial());
+    });
   }
 
   @Override
@@ -65,7 +67,9 @@ public class HarnessActivitiesImpl implements HarnessActivities {
     if (req.candidates() < 1) {
       throw new IllegalArgumentException("propose: candidates must be at least 1");
     }
-    return Memo.once(runtime.store(), "propose", req, CandidateList.class, () -> {
+    // a command or LLM proposer may take minutes without a checkpoint
+    return ActivityHeartbeat.during("propose", () -> Memo.once(runtime.store(), "propose", req,
+        CandidateList.class, () -> {
       Task task = runtime.task(req.task());
       List<whale.harness.ArchiveEntry> view = new ArrayList<>();
       for (ArchiveEntry e : req.archive()) {
@@ -97,7 +101,7 @@ public class HarnessActivitiesImpl implements HarnessActivities {
             c.sourceRef(), false, drift));
       }
       return out;
-    });
+    }));
   }
 
   private List<HarnessCandidate> proposeWith(ProposeRequest req, List<whale.harness.ArchiveEntry> view,
