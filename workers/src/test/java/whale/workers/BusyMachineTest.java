@@ -8,7 +8,6 @@ import io.temporal.api.history.v1.HistoryEvent;
 import io.temporal.client.WorkflowClient;
 import io.temporal.client.WorkflowOptions;
 import io.temporal.testing.TestWorkflowEnvironment;
-import io.temporal.testing.TestWorkflowExtension;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -17,14 +16,12 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
+import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 import whale.activities.ActivityRuntime;
 import whale.workflows.WhaleResult;
-import whale.workflows.WhaleSearchAttributes;
 import whale.workflows.WhaleWorkflow;
 import whale.workflows.activities.EvalActivities;
 import whale.workflows.activities.WeightActivities;
@@ -36,31 +33,24 @@ import whale.workflows.activities.WeightActivities;
  */
 class BusyMachineTest {
   @TempDir static Path artifacts;
-  static ActivityRuntime runtime;
+  static TestWorkflowEnvironment env;
 
-  @RegisterExtension
-  static final TestWorkflowExtension temporal = register(TestWorkflowExtension.newBuilder())
-      .setDoNotStart(true)
-      .build();
-
-  private static TestWorkflowExtension.Builder register(TestWorkflowExtension.Builder b) {
-    WhaleSearchAttributes.ALL.forEach(b::registerSearchAttribute);
-    return b;
-  }
-
+  /** The real dev server (a separate process, starved too) when `temporal` is on the PATH, as `whale demo`. */
   @BeforeAll
-  static void openRuntime() {
-    runtime = ActivityRuntime.open(artifacts);
-  }
-
-  @BeforeEach
-  void startWorkers(TestWorkflowEnvironment env) {
-    WhaleWorkers.register(env.getWorkerFactory(), EnumSet.allOf(Queue.class), runtime);
+  static void startWorkers() throws Exception {
+    env = DemoCommand.environment(DemoCommand.findOnPath("temporal"));
+    WhaleWorkers.register(env.getWorkerFactory(), EnumSet.allOf(Queue.class), ActivityRuntime.open(artifacts));
     env.start();
   }
 
+  @AfterAll
+  static void stop() {
+    env.close();
+  }
+
   @Test
-  void aRunBesideCpuBoundLoadNeedsNoSecondAttempt(WorkflowClient client) throws Exception {
+  void aRunBesideCpuBoundLoadNeedsNoSecondAttempt() throws Exception {
+    WorkflowClient client = env.getWorkflowClient();
     // two spinning threads per core: the run's threads get about a third of the machine
     int cores = Runtime.getRuntime().availableProcessors();
     AtomicBoolean stop = new AtomicBoolean();
