@@ -93,8 +93,8 @@ public class WeightActivitiesImpl implements WeightActivities {
       }
       ActivityHeartbeat.progress("RSFT step " + req.step() + ": SFT on " + examples.size() + " calls");
       TrainStats stats = model.sft(examples, req.minibatch(), (float) req.learningRate(),
-          Seeds.mix(req.seed(), 1));
-      ActivityHeartbeat.progress("RSFT step " + req.step() + ": saving"); // no abandoned step is stored
+          Seeds.mix(req.seed(), 1), (i, loss) -> ActivityHeartbeat.progress("RSFT step " + req.step()
+              + ": SFT minibatch " + i + " loss " + loss)); // an abandoned step stops here, unsaved
       return new RsftStepResult(save(model), reward, accepted, episodes.size(), examples.size(),
           stats.meanLoss(), rolloutsRef);
     }
