@@ -68,8 +68,11 @@ public class HarnessActivitiesImpl implements HarnessActivities {
       throw new IllegalArgumentException("propose: candidates must be at least 1");
     }
     // a command or LLM proposer may take minutes without a checkpoint
-    return ActivityHeartbeat.during("propose", () -> Memo.once(runtime.store(), "propose", req,
-        CandidateList.class, () -> {
+    return ActivityHeartbeat.during("propose", () -> proposeOnce(req));
+  }
+
+  private List<CandidateInfo> proposeOnce(ProposeRequest req) {
+    return Memo.once(runtime.store(), "propose", req, CandidateList.class, () -> {
       Task task = runtime.task(req.task());
       List<whale.harness.ArchiveEntry> view = new ArrayList<>();
       for (ArchiveEntry e : req.archive()) {
@@ -101,7 +104,7 @@ public class HarnessActivitiesImpl implements HarnessActivities {
             c.sourceRef(), false, drift));
       }
       return out;
-    }));
+    });
   }
 
   private List<HarnessCandidate> proposeWith(ProposeRequest req, List<whale.harness.ArchiveEntry> view,

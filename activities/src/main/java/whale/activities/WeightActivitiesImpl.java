@@ -44,7 +44,8 @@ public class WeightActivitiesImpl implements WeightActivities {
       model.pretrain(corpus, m.pretrainSteps(), m.pretrainBatch(),
           m.pretrainLearningRate().floatValue(), req.seed(), (step, loss) ->
               // a checkpoint per step: the ticker sends the latest; an abandoned attempt stops here
-              ActivityHeartbeat.progress("pretrain step " + step + "/" + m.pretrainSteps() + " loss " + loss));
+              ActivityHeartbeat.progress("pretrain step " + step + "/" + m.pretrainSteps()
+                  + " loss " + loss));
       return save(model);
     }
   }
