@@ -1,7 +1,5 @@
 package whale.activities;
 
-import io.temporal.activity.Activity;
-import io.temporal.activity.ActivityExecutionContext;
 import java.time.Duration;
 import java.util.List;
 import whale.harness.EpisodeResult;
@@ -14,8 +12,8 @@ import whale.task.TaskProblem;
 import whale.workflows.activities.EpisodeSettings;
 
 /**
- * Runs episodes for an activity through the runtime's executor (sandbox processes), heartbeating as
- * batches go by.
+ * Runs episodes for an activity through the runtime's executor (sandbox processes), with a
+ * checkpoint ({@link ActivityHeartbeat#progress}) as batches go by.
  */
 final class Episodes {
   private Episodes() {}
@@ -26,34 +24,13 @@ final class Episodes {
         .withTurnBudget(s.turnBudget())
         .withEpisodeTimeout(Duration.ofSeconds(s.timeoutSeconds()))
         .withSampling(new SamplingParams(s.temperature(), s.topK()));
-    ActivityExecutionContext ctx = activityContext();
     List<EpisodeResult> results = executor.run(model, task, harnessSource, problems, samples, seed,
-        config, line -> {
-          if (ctx != null) {
-            ctx.heartbeat(what + ": " + line);
-          }
-        });
+        config, line -> ActivityHeartbeat.progress(what + ": " + line));
     for (EpisodeResult r : results) {
       if (r.status() != whale.harness.EpisodeStatus.COMPLETED) {
         WhaleMetrics.failedEpisode(r.status().name().toLowerCase(java.util.Locale.ROOT));
       }
     }
     return results;
-  }
-
-  /** The activity context, or null when called outside an activity (unit tests, benchmarks). */
-  static ActivityExecutionContext activityContext() {
-    try {
-      return Activity.getExecutionContext();
-    } catch (IllegalStateException e) {
-      return null;
-    }
-  }
-
-  static void heartbeat(String details) {
-    ActivityExecutionContext ctx = activityContext();
-    if (ctx != null) {
-      ctx.heartbeat(details);
-    }
   }
 }

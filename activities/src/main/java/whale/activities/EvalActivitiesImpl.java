@@ -21,7 +21,8 @@ public class EvalActivitiesImpl implements EvalActivities {
 
   @Override
   public MeanAtKResult evaluate(EvalRequest req) {
-    return Memo.once(runtime.store(), "evaluate", req, MeanAtKResult.class, () -> run(req));
+    return ActivityHeartbeat.during(req.label(), () ->
+        Memo.once(runtime.store(), "evaluate", req, MeanAtKResult.class, () -> run(req)));
   }
 
   private MeanAtKResult run(EvalRequest req) {
@@ -46,7 +47,7 @@ public class EvalActivitiesImpl implements EvalActivities {
     String traces = runtime.store().putJson(episodes);
     WhaleMetrics.rollouts(split == Split.TEST ? "test" : "harness", episodes.size());
     WhaleMetrics.meanAtK(req.split(), m.meanAtK());
-    Episodes.heartbeat(String.format(Locale.ROOT, "%s: mean@%d %.3f", req.label(), req.k(),
+    ActivityHeartbeat.progress(String.format(Locale.ROOT, "%s: mean@%d %.3f", req.label(), req.k(),
         m.meanAtK()));
     return new MeanAtKResult(m.meanAtK(), m.passAtK(), m.majAtK(), turns, req.k(), m.problems(),
         episodes.size(), traces);

@@ -51,8 +51,10 @@ public class HarnessActivitiesImpl implements HarnessActivities {
 
   @Override
   public CandidateInfo initialHarness(TaskRef taskRef) {
-    runtime.task(taskRef); // rejects an unknown task before anything is stored
-    return validated(TaskCatalog.templates(taskRef.name()).initial());
+    return ActivityHeartbeat.during("initial harness", () -> {
+      runtime.task(taskRef); // rejects an unknown task before anything is stored
+      return validated(TaskCatalog.templates(taskRef.name()).initial());
+    });
   }
 
   @Override
@@ -64,6 +66,11 @@ public class HarnessActivitiesImpl implements HarnessActivities {
     if (req.candidates() < 1) {
       throw new IllegalArgumentException("propose: candidates must be at least 1");
     }
+    // a command or LLM proposer may take minutes without a checkpoint
+    return ActivityHeartbeat.during("propose", () -> proposeOnce(req));
+  }
+
+  private List<CandidateInfo> proposeOnce(ProposeRequest req) {
     return Memo.once(runtime.store(), "propose", req, CandidateList.class, () -> {
       Task task = runtime.task(req.task());
       List<whale.harness.ArchiveEntry> view = new ArrayList<>();

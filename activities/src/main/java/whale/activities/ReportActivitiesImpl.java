@@ -29,7 +29,9 @@ public class ReportActivitiesImpl implements ReportActivities {
     }
     ArtifactStore store = runtime.store();
     Path dir = store.namedDir("reports/" + request.reportKey()); // rejects a bad key first
-    ComparisonRenderer.Rendered r = ComparisonRenderer.render(request);
+    // rendering the plot can outlast the heartbeat timeout on a busy machine
+    ComparisonRenderer.Rendered r = ActivityHeartbeat.during("render the report",
+        () -> ComparisonRenderer.render(request));
     Path png = dir.resolve("plot.png");
     Path html = dir.resolve("report.html");
     ArtifactStore.writeAtomically(dir.resolve("report.md"),

@@ -29,11 +29,12 @@ public class WeightActivitiesImpl implements WeightActivities {
 
   @Override
   public String prepareBaseModel(BaseModelRequest req) {
-    return Memo.once(runtime.store(), "base-model", req, String.class, () -> pretrain(req));
+    return ActivityHeartbeat.during("pretrain", () ->
+        Memo.once(runtime.store(), "base-model", req, String.class, () -> pretrain(req)));
   }
 
   private String pretrain(BaseModelRequest req) {
-    Episodes.heartbeat("pretrain: building the corpus");
+    ActivityHeartbeat.progress("pretrain: building the corpus");
     Task task = runtime.task(req.task());
     var m = req.model();
     List<String> corpus = task.pretrainingCorpus(req.seed(), m.pretrainDocuments());
@@ -42,15 +43,17 @@ public class WeightActivitiesImpl implements WeightActivities {
     try (LanguageModel model = LanguageModel.create(config, req.seed())) {
       model.pretrain(corpus, m.pretrainSteps(), m.pretrainBatch(),
           m.pretrainLearningRate().floatValue(), req.seed(), (step, loss) ->
-              // every step: the SDK throttles sending to 0.8 x the heartbeat timeout
-              Episodes.heartbeat("pretrain step " + step + "/" + m.pretrainSteps() + " loss " + loss));
+              // a checkpoint per step: the ticker sends the latest; an abandoned attempt stops here
+              ActivityHeartbeat.progress("pretrain step " + step + "/" + m.pretrainSteps()
+                  + " loss " + loss));
       return save(model);
     }
   }
 
   @Override
   public RsftStepResult rsftStep(RsftStepRequest req) {
-    return Memo.once(runtime.store(), "rsft-step", req, RsftStepResult.class, () -> step(req));
+    return ActivityHeartbeat.during("RSFT step " + req.step(), () ->
+        Memo.once(runtime.store(), "rsft-step", req, RsftStepResult.class, () -> step(req)));
   }
 
   /**
@@ -59,7 +62,7 @@ public class WeightActivitiesImpl implements WeightActivities {
    * no update when nothing is accepted.
    */
   private RsftStepResult step(RsftStepRequest req) {
-    Episodes.heartbeat("RSFT step " + req.step() + ": loading " + req.checkpointRef());
+    ActivityHeartbeat.progress("RSFT step " + req.step() + ": loading " + req.checkpointRef());
     Task task = runtime.task(req.task());
     List<TaskProblem> all = task.split(Split.WEIGHT);
     List<TaskProblem> batch = new ArrayList<>(req.problems().size());
@@ -89,9 +92,10 @@ public class WeightActivitiesImpl implements WeightActivities {
         return new RsftStepResult(req.checkpointRef(), reward, 0, episodes.size(), 0, 0.0,
             rolloutsRef);
       }
-      Episodes.heartbeat("RSFT step " + req.step() + ": SFT on " + examples.size() + " calls");
+      ActivityHeartbeat.progress("RSFT step " + req.step() + ": SFT on " + examples.size() + " calls");
       TrainStats stats = model.sft(examples, req.minibatch(), (float) req.learningRate(),
-          Seeds.mix(req.seed(), 1));
+          Seeds.mix(req.seed(), 1), (i, loss) -> ActivityHeartbeat.progress("RSFT step " + req.step()
+              + ": SFT minibatch " + i + " loss " + loss)); // an abandoned step stops here, unsaved
       return new RsftStepResult(save(model), reward, accepted, episodes.size(), examples.size(),
           stats.meanLoss(), rolloutsRef);
     }

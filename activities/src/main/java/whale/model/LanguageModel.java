@@ -295,6 +295,12 @@ public final class LanguageModel implements Generator, AutoCloseable {
    * the completion's trailing '\n' so the model learns to stop). An empty list changes nothing.
    */
   public TrainStats sft(List<SftExample> examples, int minibatch, float learningRate, long seed) {
+    return sft(examples, minibatch, learningRate, seed, (step, loss) -> { });
+  }
+
+  /** Like {@link #sft(List, int, float, long)}, reporting each minibatch step (an activity's checkpoint). */
+  public TrainStats sft(List<SftExample> examples, int minibatch, float learningRate, long seed,
+      Progress progress) {
     if (minibatch < 1) {
       throw new IllegalArgumentException("minibatch must be >= 1: " + minibatch);
     }
@@ -311,7 +317,7 @@ public final class LanguageModel implements Generator, AutoCloseable {
       }
       batches.add(batch);
     }
-    return train(batches, step -> learningRate, (step, loss) -> { }); // constant: RSFT rounds are short
+    return train(batches, step -> learningRate, progress); // constant: RSFT rounds are short
   }
 
   /**

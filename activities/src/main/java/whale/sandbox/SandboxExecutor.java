@@ -379,6 +379,11 @@ public final class SandboxExecutor implements EpisodeExecutor {
           }
           sb.kill(failure);
           break;
+        } catch (InterruptedException e) {
+          // the run was abandoned (its activity attempt timed out): its episodes stop with it
+          // instead of running on in a sandbox the next run would get
+          sb.kill("episode run abandoned");
+          throw e;
         }
       }
       if (compileError[0] != null) {

@@ -253,4 +253,58 @@ class SandboxExecutorTest {
     assertTrue(sbGood.stream().allMatch(r -> r.status() == EpisodeStatus.COMPLETED && r.turns() == 2));
     assertTrue(sandbox.pool().started() - before >= 3, "crashed sandboxes replaced, episodes re-run alone");
   }
+
+  @Test
+  void anInterruptedRunStopsAtOnceAndKillsTheSandboxesRunningIt() throws Exception {
+    String spinning = """
+        import whale.harness.*;
+        import whale.task.Problem;
+        public class Spin implements Harness {
+          public HarnessResult solve(Problem p, HarnessContext ctx) {
+            long x = 0;
+            while (x >= 0) { x++; }
+            return HarnessResult.of("" + x);
+          }
+        }
+        """;
+    // a pool of its own: the kills and replacements here must not count in the other tests' pool
+    try (SandboxExecutor own = new SandboxExecutor(SandboxPool.forThisJvm(2, 256), new SandboxHost(), 20,
+        3000)) {
+      own.run(new Scripted(), TASK, TWO_CALLS, TASK.split(Split.HARNESS), 1, 7, config(5000), l -> { });
+      List<Long> before = own.pool().pids();
+      assertEquals(2, before.size(), "both sandboxes started and idle: " + before);
+      Thread caller = Thread.currentThread();
+      Thread interrupter = new Thread(() -> {
+        try {
+          Thread.sleep(1500);
+        } catch (InterruptedException e) {
+          return;
+        }
+        caller.interrupt(); // what ActivityHeartbeat does when the server refuses a heartbeat
+      });
+      interrupter.start();
+      long t0 = System.nanoTime();
+      IllegalStateException e = assertThrows(IllegalStateException.class, () -> own.run(new Scripted(), TASK,
+          spinning, TASK.split(Split.HARNESS), 1, 1, config(60_000), l -> { }));
+      long ms = (System.nanoTime() - t0) / 1_000_000;
+      Thread.interrupted();
+      assertTrue(e.getMessage().contains("interrupted"), e.getMessage());
+      assertTrue(ms < 5_000, "returned " + ms + " ms after start, episodes spin for 60 s");
+      // the sandboxes that were spinning are killed, not handed to the next run
+      long deadline = System.nanoTime() + 10_000_000_000L;
+      List<Long> running = new ArrayList<>(own.pool().pids());
+      while (System.nanoTime() < deadline) {
+        running = new ArrayList<>(own.pool().pids());
+        running.retainAll(before);
+        if (running.isEmpty()) {
+          break;
+        }
+        Thread.sleep(100);
+      }
+      assertEquals(List.of(), running, "sandboxes of the abandoned run still alive");
+      // and the pool still serves: replacements start on demand
+      assertEquals(3, own.run(new Scripted(), TASK, TWO_CALLS, TASK.split(Split.HARNESS).subList(0, 3), 1, 7,
+          config(5000), l -> { }).stream().filter(r -> r.status() == EpisodeStatus.COMPLETED).count());
+    }
+  }
 }

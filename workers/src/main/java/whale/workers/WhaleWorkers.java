@@ -4,6 +4,7 @@ import io.temporal.worker.Worker;
 import io.temporal.worker.WorkerFactory;
 import io.temporal.worker.WorkerOptions;
 import java.util.Set;
+import whale.activities.ActivityHeartbeat;
 import whale.activities.ActivityRuntime;
 import whale.activities.EvalActivitiesImpl;
 import whale.activities.HarnessActivitiesImpl;
@@ -18,6 +19,43 @@ import whale.workflows.WhaleWorkflowImpl;
 public final class WhaleWorkers {
   private WhaleWorkers() {}
 
+  /**
+   * How many CPU-bound activities (model training on gpu, rollouts on eval) one process runs at
+   * once: {@code -Dwhale.cpuSlots=N} or {@code WHALE_CPU_SLOTS}, else the cores this JVM may use.
+   * More only time-slices the same cores: every attempt slows, none finishes sooner.
+   */
+  public static int cpuSlots() {
+    String v = System.getProperty("whale.cpuSlots", System.getenv("WHALE_CPU_SLOTS"));
+    if (v == null || v.isBlank()) {
+      return Runtime.getRuntime().availableProcessors();
+    }
+    try {
+      int n = Integer.parseInt(v.trim());
+      if (n >= 1) {
+        return n;
+      }
+    } catch (NumberFormatException e) {
+      // fall through to the error
+    }
+    throw new IllegalArgumentException("whale.cpuSlots / WHALE_CPU_SLOTS must be a whole number >= 1, "
+        + "got '" + v + "'");
+  }
+
+  /**
+   * Activity slots per queue: gpu 1 (one model job at a time), eval the rest of {@link #cpuSlots}
+   * (at least 1), harness 2 (mostly waiting on compilers and proposers). Tasks beyond a queue's
+   * slots stay on the server, where another worker may take them, instead of starting here and
+   * time-slicing the cores.
+   */
+  static int slots(Queue q, Set<Queue> queues) {
+    return switch (q) {
+      case GPU -> 1;
+      case EVAL -> Math.max(1, cpuSlots() - (queues.contains(Queue.GPU) ? 1 : 0));
+      case HARNESS -> 2;
+      default -> throw new IllegalStateException(q.name());
+    };
+  }
+
   public static void register(WorkerFactory factory, Set<Queue> queues, ActivityRuntime runtime) {
     for (Queue q : queues) {
       switch (q) {
@@ -26,12 +64,12 @@ public final class WhaleWorkers {
             WeightPhaseWorkflowImpl.class, HarnessSearchWorkflowImpl.class,
             ComparisonWorkflowImpl.class);
         // One model job at a time per process: the model is the unit of GPU/CPU contention.
-        case GPU -> worker(factory, q, 1).registerActivitiesImplementations(
+        case GPU -> worker(factory, q, slots(q, queues)).registerActivitiesImplementations(
             new WeightActivitiesImpl(runtime));
-        case EVAL -> worker(factory, q, 2).registerActivitiesImplementations(
+        case EVAL -> worker(factory, q, slots(q, queues)).registerActivitiesImplementations(
             new EvalActivitiesImpl(runtime));
         // Reports are CPU-only like harness work, so they share its worker and slots.
-        case HARNESS -> worker(factory, q, 2).registerActivitiesImplementations(
+        case HARNESS -> worker(factory, q, slots(q, queues)).registerActivitiesImplementations(
             new HarnessActivitiesImpl(runtime), new ReportActivitiesImpl(runtime));
         default -> throw new IllegalStateException(q.name());
       }
@@ -41,6 +79,8 @@ public final class WhaleWorkers {
   private static Worker worker(WorkerFactory factory, Queue q, int slots) {
     return factory.newWorker(q.taskQueue, WorkerOptions.newBuilder()
         .setMaxConcurrentActivityExecutionSize(slots)
+        // send each tick's heartbeat, not every 0.8 x the timeout (16 of 20 s, no slack under load)
+        .setMaxHeartbeatThrottleInterval(ActivityHeartbeat.TICK)
         .build());
   }
 }

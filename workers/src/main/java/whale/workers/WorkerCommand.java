@@ -50,6 +50,14 @@ public class WorkerCommand implements java.util.concurrent.Callable<Integer> {
     factory.start();
     System.out.println("whale worker on " + connection.address() + " namespace "
         + connection.namespace() + " serving " + qs + ", artifacts at " + runtime.store().root());
+    StringBuilder slots = new StringBuilder("activity slots:");
+    for (Queue q : qs) {
+      if (q != Queue.CONTROL) {
+        slots.append(' ').append(q.name().toLowerCase(java.util.Locale.ROOT)).append(' ')
+            .append(WhaleWorkers.slots(q, qs));
+      }
+    }
+    System.out.println(slots + " (whale.cpuSlots / WHALE_CPU_SLOTS: " + WhaleWorkers.cpuSlots() + ")");
     CountDownLatch done = new CountDownLatch(1);
     Runtime.getRuntime().addShutdownHook(new Thread(() -> {
       factory.shutdown();

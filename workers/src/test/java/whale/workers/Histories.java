@@ -38,6 +38,13 @@ final class Histories {
     return ids;
   }
 
+  /** {@code id} and the ids of all its descendants (phase children), in the order found. */
+  static List<String> ids(WorkflowClient client, String id) {
+    List<String> ids = new ArrayList<>();
+    collect(client, id, ids);
+    return ids;
+  }
+
   private static void collect(WorkflowClient client, String id, List<String> ids) {
     ids.add(id);
     for (var e : client.fetchHistory(id).getEvents()) {

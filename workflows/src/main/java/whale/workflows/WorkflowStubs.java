@@ -14,9 +14,9 @@ final class WorkflowStubs {
   private WorkflowStubs() {}
 
   /**
-   * Heartbeat timeout: a dead worker is noticed within 20 s and its activity retried elsewhere.
-   * Activities heartbeat per pretraining step, per model batch and before each SFT epoch (the SDK
-   * throttles to 0.8 x this), all far more often than 20 s at whale's sizes.
+   * Heartbeat timeout: a dead worker (kill -9) is noticed within 20 s and its activity retried
+   * elsewhere. A live one is never timed out however busy its machine: each attempt heartbeats from
+   * a 4 s ticker of its own (whale.activities.ActivityHeartbeat), not from its compute checkpoints.
    */
   private static final Duration HEARTBEAT = Duration.ofSeconds(20);
 
