@@ -5,11 +5,15 @@ import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Function;
+import java.util.function.Supplier;
 import whale.harness.EpisodeResult;
+import whale.model.Generator;
 import whale.model.LanguageModel;
 import whale.model.ModelConfig;
 import whale.model.SftExample;
 import whale.model.TrainStats;
+import whale.model.hf.HfModel;
 import whale.task.Split;
 import whale.task.Task;
 import whale.task.TaskProblem;
@@ -29,6 +33,11 @@ public class WeightActivitiesImpl implements WeightActivities {
 
   @Override
   public String prepareBaseModel(BaseModelRequest req) {
+    if (req.model().usesHuggingFace()) {
+      // Not memoized: checking the directory is cheap and must see today's files; the descriptor
+      // is content-addressed, so the same directory gives the same reference on every attempt.
+      return HfPolicy.prepareBase(runtime.store(), req);
+    }
     return Memo.once(runtime.store(), "base-model", req, String.class, () -> pretrain(req));
   }
 
@@ -71,30 +80,46 @@ public class WeightActivitiesImpl implements WeightActivities {
       batch.add(all.get(i));
     }
     String harness = runtime.harnessSource(req.harnessRef());
-    try (LanguageModel model = runtime.loadForTraining(req.checkpointRef())) {
-      List<EpisodeResult> episodes = Episodes.run(runtime.episodes(), model, task, harness, batch,
-          req.samplesPerPrompt(), req.seed(), req.episodes(), "RSFT step " + req.step());
-      double reward = episodes.stream().mapToDouble(EpisodeResult::reward).average().orElse(0);
-      List<SftExample> examples = new ArrayList<>();
-      int accepted = 0;
-      for (EpisodeResult e : episodes) {
-        if (e.reward() > req.acceptThreshold()) {
-          accepted++;
-          examples.addAll(e.sftExamples());
-        }
+    float lr = (float) req.learningRate();
+    long sftSeed = Seeds.mix(req.seed(), 1);
+    if (HfPolicy.isHf(runtime.store(), req.checkpointRef())) {
+      // LoRA or full per the checkpoint (the base descriptor says which; a step's checkpoint keeps it)
+      try (HfModel model = HfPolicy.loadForTraining(runtime.store(), req.checkpointRef())) {
+        return step(req, task, batch, harness, model,
+            examples -> model.sft(examples, req.minibatch(), lr, sftSeed),
+            () -> HfPolicy.save(runtime.store(), model));
       }
-      String rolloutsRef = runtime.store().putJson(episodes);
-      WhaleMetrics.rsftStep(episodes.size(), accepted, !examples.isEmpty());
-      if (examples.isEmpty()) {
-        return new RsftStepResult(req.checkpointRef(), reward, 0, episodes.size(), 0, 0.0,
-            rolloutsRef);
-      }
-      Episodes.heartbeat("RSFT step " + req.step() + ": SFT on " + examples.size() + " calls");
-      TrainStats stats = model.sft(examples, req.minibatch(), (float) req.learningRate(),
-          Seeds.mix(req.seed(), 1));
-      return new RsftStepResult(save(model), reward, accepted, episodes.size(), examples.size(),
-          stats.meanLoss(), rolloutsRef);
     }
+    try (LanguageModel model = runtime.loadForTraining(req.checkpointRef())) {
+      return step(req, task, batch, harness, model,
+          examples -> model.sft(examples, req.minibatch(), lr, sftSeed), () -> save(model));
+    }
+  }
+
+  private RsftStepResult step(RsftStepRequest req, Task task, List<TaskProblem> batch,
+      String harness, Generator model, Function<List<SftExample>, TrainStats> sft,
+      Supplier<String> save) {
+    List<EpisodeResult> episodes = Episodes.run(runtime.episodes(), model, task, harness, batch,
+        req.samplesPerPrompt(), req.seed(), req.episodes(), "RSFT step " + req.step());
+    double reward = episodes.stream().mapToDouble(EpisodeResult::reward).average().orElse(0);
+    List<SftExample> examples = new ArrayList<>();
+    int accepted = 0;
+    for (EpisodeResult e : episodes) {
+      if (e.reward() > req.acceptThreshold()) {
+        accepted++;
+        examples.addAll(e.sftExamples());
+      }
+    }
+    String rolloutsRef = runtime.store().putJson(episodes);
+    WhaleMetrics.rsftStep(episodes.size(), accepted, !examples.isEmpty());
+    if (examples.isEmpty()) {
+      return new RsftStepResult(req.checkpointRef(), reward, 0, episodes.size(), 0, 0.0,
+          rolloutsRef);
+    }
+    Episodes.heartbeat("RSFT step " + req.step() + ": SFT on " + examples.size() + " calls");
+    TrainStats stats = sft.apply(examples);
+    return new RsftStepResult(save.get(), reward, accepted, episodes.size(), examples.size(),
+        stats.meanLoss(), rolloutsRef);
   }
 
   private String save(LanguageModel model) {
