@@ -139,8 +139,20 @@ class HfRunTest {
     // checkpoint (base + adapters) does, and differs from the base (the adapters learned)
     Path peft = tmp.resolve("peft");
     Path merged = tmp.resolve("merged");
-    HfPolicy.export(runtime.store(), ckpt, peft, false);
-    HfPolicy.export(runtime.store(), ckpt, merged, true);
+    String store = runtime.store().root().toString();
+    assertEquals("exported " + ckpt + " to " + peft + "\n",
+        HfCliTest.ok("export", ckpt, "--out", peft.toString(), "--artifacts", store));
+    HfCliTest.ok("export", ckpt, "--out", merged.toString(), "--merge", "--artifacts", store);
+    assertTrue(HfCliTest.fails("export", ckpt, "--out", merged.toString(), "--artifacts", store)
+        .contains("--out: " + merged + " exists and is not an empty directory"));
+    assertTrue(HfCliTest.fails("export", baseRef, "--out", tmp.resolve("x").toString(),
+        "--artifacts", store).contains("it is a run's base"));
+    // whale generate on the reference applies the adapters: as the merged directory
+    String prompt = "Q: What is 3 + 4?\nA:";
+    assertEquals(HfCliTest.ok("generate", "--model", merged.toString(), "--prompt", prompt,
+            "--max-new-tokens", "8", "--json"),
+        HfCliTest.ok("generate", "--model", ckpt, "--prompt", prompt, "--max-new-tokens", "8",
+            "--json", "--artifacts", store));
     assertTrue(Files.exists(peft.resolve(LoraAdapters.CONFIG)));
     assertTrue(Files.exists(peft.resolve(LoraAdapters.WEIGHTS)));
     assertFalse(Files.exists(peft.resolve(HfCheckpoint.OPTIMIZER)));
