@@ -104,6 +104,14 @@ class HfCliTest {
     assertTrue(err.contains("model.dtype: float16 is not yet supported"), err);
   }
 
+  @Test
+  void theExampleSpecIsValidAndNamesAFixture() throws Exception {
+    var spec = whale.workflows.SpecJson.parse(Files.readString(Path.of("../examples/hf-lora.json")));
+    assertEquals("lora", spec.finetune());
+    // relative to the repository root, where `whale demo --spec examples/hf-lora.json` runs
+    whale.activities.HfPolicy.checkDirectory(Path.of("..").resolve(spec.model().path()));
+  }
+
   private static List<Integer> ints(JsonNode a) {
     List<Integer> out = new ArrayList<>();
     a.forEach(x -> out.add(x.asInt()));
