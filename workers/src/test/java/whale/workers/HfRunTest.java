@@ -2,12 +2,16 @@ package whale.workers;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import ai.djl.ndarray.NDManager;
 import io.temporal.client.WorkflowClient;
+import io.temporal.client.WorkflowFailedException;
 import io.temporal.client.WorkflowOptions;
+import io.temporal.failure.ApplicationFailure;
 import io.temporal.testing.TestWorkflowEnvironment;
 import io.temporal.testing.TestWorkflowExtension;
 import java.nio.file.Files;
@@ -174,6 +178,27 @@ class HfRunTest {
       LoraAdapters.load(m.decoder(), adapters, peft);
       assertEquals(fromCheckpoint, texts(m, prompts, greedy));
     }
+  }
+
+  /** A spec started without the CLI (temporal workflow start): the first activity refuses it. */
+  @Test
+  void aMissingModelDirectoryFailsTheRunForGoodNamingModelPath(WorkflowClient client) {
+    Path missing = tmp.resolve("not-there");
+    var spec = SpecJson.parse("{\"model\": {\"source\": \"huggingface\", \"path\": \""
+        + missing.toString().replace("\\", "\\\\") + "\"}}");
+    WhaleWorkflow wf = client.newWorkflowStub(WhaleWorkflow.class, WorkflowOptions.newBuilder()
+        .setTaskQueue(WhaleWorkflow.TASK_QUEUE).setWorkflowId("hf-missing")
+        .setWorkflowExecutionTimeout(Duration.ofMinutes(1)).build());
+    WorkflowFailedException e = assertThrows(WorkflowFailedException.class, () -> wf.run(spec, null));
+    Throwable t = e;
+    while (!(t instanceof ApplicationFailure) && t.getCause() != null) {
+      t = t.getCause(); // workflow failure <- activity failure <- the activity's ApplicationFailure
+    }
+    ApplicationFailure f = assertInstanceOf(ApplicationFailure.class, t);
+    assertTrue(f.isNonRetryable());
+    assertEquals("InvalidModel", f.getType());
+    assertTrue(f.getOriginalMessage().startsWith("model.path: " + missing + " is not a directory"),
+        f.getOriginalMessage());
   }
 
   private static List<String> texts(HfModel m, List<GenerationRequest> prompts, SamplingParams p) {
