@@ -1,8 +1,10 @@
 package whale.workers;
 
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
+import java.util.stream.Stream;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -36,7 +38,7 @@ public class ExportCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
-    if (Files.exists(out) && (!Files.isDirectory(out) || Files.list(out).findAny().isPresent())) {
+    if (Files.exists(out) && (!Files.isDirectory(out) || !isEmpty(out))) {
       throw new ParameterException(spec.commandLine(), "--out: " + out
           + " exists and is not an empty directory (nothing is overwritten)");
     }
@@ -45,5 +47,11 @@ public class ExportCommand implements Callable<Integer> {
         + (merge ? " (adapters merged)" : ""));
     spec.commandLine().getOut().flush();
     return 0;
+  }
+
+  private static boolean isEmpty(Path dir) throws IOException {
+    try (Stream<Path> s = Files.list(dir)) {
+      return s.findAny().isEmpty();
+    }
   }
 }

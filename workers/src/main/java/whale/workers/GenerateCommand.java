@@ -2,6 +2,7 @@ package whale.workers;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -80,6 +81,6 @@ public class GenerateCommand implements Callable<Integer> {
           + " is neither a directory nor a checkpoint reference (sha256:...)");
     }
     HfPolicy.checkDirectory(dir);
-    return HfModel.load(dir, java.util.List.of());
+    return HfModel.load(dir, List.of()); // no stop strings: as transformers' generate
   }
 }
