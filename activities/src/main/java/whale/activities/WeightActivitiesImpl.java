@@ -5,8 +5,6 @@ import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.function.Function;
-import java.util.function.Supplier;
 import whale.harness.EpisodeResult;
 import whale.model.Generator;
 import whale.model.LanguageModel;
@@ -80,46 +78,94 @@ public class WeightActivitiesImpl implements WeightActivities {
       batch.add(all.get(i));
     }
     String harness = runtime.harnessSource(req.harnessRef());
-    float lr = (float) req.learningRate();
-    long sftSeed = Seeds.mix(req.seed(), 1);
-    if (HfPolicy.isHf(runtime.store(), req.checkpointRef())) {
-      // LoRA or full per the checkpoint (the base descriptor says which; a step's checkpoint keeps it)
-      try (HfModel model = HfPolicy.loadForTraining(runtime.store(), req.checkpointRef())) {
-        return step(req, task, batch, harness, model,
-            examples -> model.sft(examples, req.minibatch(), lr, sftSeed),
-            () -> HfPolicy.save(runtime.store(), model));
+    try (Trainee model = trainee(req.checkpointRef())) {
+      List<EpisodeResult> episodes = Episodes.run(runtime.episodes(), model.generator(), task,
+          harness, batch, req.samplesPerPrompt(), req.seed(), req.episodes(),
+          "RSFT step " + req.step());
+      double reward = episodes.stream().mapToDouble(EpisodeResult::reward).average().orElse(0);
+      List<SftExample> examples = new ArrayList<>();
+      int accepted = 0;
+      for (EpisodeResult e : episodes) {
+        if (e.reward() > req.acceptThreshold()) {
+          accepted++;
+          examples.addAll(e.sftExamples());
+        }
       }
-    }
-    try (LanguageModel model = runtime.loadForTraining(req.checkpointRef())) {
-      return step(req, task, batch, harness, model,
-          examples -> model.sft(examples, req.minibatch(), lr, sftSeed), () -> save(model));
+      String rolloutsRef = runtime.store().putJson(episodes);
+      WhaleMetrics.rsftStep(episodes.size(), accepted, !examples.isEmpty());
+      if (examples.isEmpty()) {
+        return new RsftStepResult(req.checkpointRef(), reward, 0, episodes.size(), 0, 0.0,
+            rolloutsRef);
+      }
+      Episodes.heartbeat("RSFT step " + req.step() + ": SFT on " + examples.size() + " calls");
+      TrainStats stats = model.sft(examples, req.minibatch(), (float) req.learningRate(),
+          Seeds.mix(req.seed(), 1));
+      return new RsftStepResult(model.save(), reward, accepted, episodes.size(), examples.size(),
+          stats.meanLoss(), rolloutsRef);
     }
   }
 
-  private RsftStepResult step(RsftStepRequest req, Task task, List<TaskProblem> batch,
-      String harness, Generator model, Function<List<SftExample>, TrainStats> sft,
-      Supplier<String> save) {
-    List<EpisodeResult> episodes = Episodes.run(runtime.episodes(), model, task, harness, batch,
-        req.samplesPerPrompt(), req.seed(), req.episodes(), "RSFT step " + req.step());
-    double reward = episodes.stream().mapToDouble(EpisodeResult::reward).average().orElse(0);
-    List<SftExample> examples = new ArrayList<>();
-    int accepted = 0;
-    for (EpisodeResult e : episodes) {
-      if (e.reward() > req.acceptThreshold()) {
-        accepted++;
-        examples.addAll(e.sftExamples());
+  /** The model an RSFT step samples from and trains: builtin, or Hugging Face (LoRA or full). */
+  private interface Trainee extends AutoCloseable {
+    Generator generator();
+
+    TrainStats sft(List<SftExample> examples, int minibatch, float learningRate, long seed);
+
+    /** Stores the trained model; returns its checkpoint reference. */
+    String save();
+
+    @Override
+    void close();
+  }
+
+  private Trainee trainee(String checkpointRef) {
+    if (HfPolicy.isHf(runtime.store(), checkpointRef)) {
+      // LoRA or full as the base descriptor says; a step's checkpoint keeps the mode
+      HfModel m = HfPolicy.loadForTraining(runtime.store(), checkpointRef);
+      return new Trainee() {
+        @Override
+        public Generator generator() {
+          return m;
+        }
+
+        @Override
+        public TrainStats sft(List<SftExample> examples, int minibatch, float lr, long seed) {
+          return m.sft(examples, minibatch, lr, seed);
+        }
+
+        @Override
+        public String save() {
+          return HfPolicy.save(runtime.store(), m);
+        }
+
+        @Override
+        public void close() {
+          m.close();
+        }
+      };
+    }
+    LanguageModel m = runtime.loadForTraining(checkpointRef);
+    return new Trainee() {
+      @Override
+      public Generator generator() {
+        return m;
       }
-    }
-    String rolloutsRef = runtime.store().putJson(episodes);
-    WhaleMetrics.rsftStep(episodes.size(), accepted, !examples.isEmpty());
-    if (examples.isEmpty()) {
-      return new RsftStepResult(req.checkpointRef(), reward, 0, episodes.size(), 0, 0.0,
-          rolloutsRef);
-    }
-    Episodes.heartbeat("RSFT step " + req.step() + ": SFT on " + examples.size() + " calls");
-    TrainStats stats = sft.apply(examples);
-    return new RsftStepResult(save.get(), reward, accepted, episodes.size(), examples.size(),
-        stats.meanLoss(), rolloutsRef);
+
+      @Override
+      public TrainStats sft(List<SftExample> examples, int minibatch, float lr, long seed) {
+        return m.sft(examples, minibatch, lr, seed);
+      }
+
+      @Override
+      public String save() {
+        return WeightActivitiesImpl.this.save(m);
+      }
+
+      @Override
+      public void close() {
+        m.close();
+      }
+    };
   }
 
   private String save(LanguageModel model) {
