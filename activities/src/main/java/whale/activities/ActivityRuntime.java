@@ -9,6 +9,7 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
 import whale.harness.HarnessCompiler;
+import whale.model.Generator;
 import whale.model.LanguageModel;
 import whale.sandbox.EpisodeExecutor;
 import whale.sandbox.InProcessExecutor;
@@ -113,13 +114,23 @@ public final class ActivityRuntime {
     }
   }
 
-  /** Runs {@code fn} with a shared, cached copy of a checkpoint, for sampling only. */
+  /** Runs {@code fn} with a shared, cached copy of a builtin checkpoint, for sampling only. */
   public <T> T withModel(String checkpointRef, Function<LanguageModel, T> fn) {
+    return withGenerator(checkpointRef, g -> fn.apply((LanguageModel) g));
+  }
+
+  /**
+   * Runs {@code fn} with a shared, cached copy of a checkpoint, builtin or Hugging Face (see
+   * {@link HfPolicy}), for sampling only.
+   */
+  public <T> T withGenerator(String checkpointRef, Function<Generator, T> fn) {
     Lease lease;
     synchronized (models) {
       lease = models.get(checkpointRef);
       if (lease == null) {
-        lease = new Lease(loadForTraining(checkpointRef));
+        lease = HfPolicy.isHf(store, checkpointRef)
+            ? new Lease(HfPolicy.loadForSampling(store, checkpointRef))
+            : new Lease(loadForTraining(checkpointRef));
         models.put(checkpointRef, lease);
         evict();
       }
@@ -131,7 +142,7 @@ public final class ActivityRuntime {
       synchronized (models) {
         lease.users--;
         if (lease.evicted && lease.users == 0) {
-          lease.model.close();
+          lease.close();
         }
       }
     }
@@ -144,18 +155,28 @@ public final class ActivityRuntime {
       it.remove();
       old.evicted = true;
       if (old.users == 0) {
-        old.model.close(); // native memory: close as soon as nobody samples from it
+        old.close(); // native memory: close as soon as nobody samples from it
       }
     }
   }
 
   private static final class Lease {
-    final LanguageModel model;
+    final Generator model;
+    final AutoCloseable closer;
     int users;
     boolean evicted;
 
-    Lease(LanguageModel model) {
+    <M extends Generator & AutoCloseable> Lease(M model) {
       this.model = model;
+      this.closer = model;
+    }
+
+    void close() {
+      try {
+        closer.close();
+      } catch (Exception e) {
+        throw new IllegalStateException("cannot close a cached model", e);
+      }
     }
   }
 }

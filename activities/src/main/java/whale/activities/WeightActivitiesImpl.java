@@ -6,10 +6,12 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import whale.harness.EpisodeResult;
+import whale.model.Generator;
 import whale.model.LanguageModel;
 import whale.model.ModelConfig;
 import whale.model.SftExample;
 import whale.model.TrainStats;
+import whale.model.hf.HfModel;
 import whale.task.Split;
 import whale.task.Task;
 import whale.task.TaskProblem;
@@ -29,8 +31,14 @@ public class WeightActivitiesImpl implements WeightActivities {
 
   @Override
   public String prepareBaseModel(BaseModelRequest req) {
-    return ActivityHeartbeat.during("pretrain", () ->
-        Memo.once(runtime.store(), "base-model", req, String.class, () -> pretrain(req)));
+    return ActivityHeartbeat.during("pretrain", () -> {
+      if (req.model().usesHuggingFace()) {
+        // Not memoized: checking the directory is cheap and must see today's files; the descriptor
+        // is content-addressed, so the same directory gives the same reference on every attempt.
+        return HfPolicy.prepareBase(runtime.store(), req);
+      }
+      return Memo.once(runtime.store(), "base-model", req, String.class, () -> pretrain(req));
+    });
   }
 
   private String pretrain(BaseModelRequest req) {
@@ -74,9 +82,10 @@ public class WeightActivitiesImpl implements WeightActivities {
       batch.add(all.get(i));
     }
     String harness = runtime.harnessSource(req.harnessRef());
-    try (LanguageModel model = runtime.loadForTraining(req.checkpointRef())) {
-      List<EpisodeResult> episodes = Episodes.run(runtime.episodes(), model, task, harness, batch,
-          req.samplesPerPrompt(), req.seed(), req.episodes(), "RSFT step " + req.step());
+    try (Trainee model = trainee(req.checkpointRef())) {
+      List<EpisodeResult> episodes = Episodes.run(runtime.episodes(), model.generator(), task,
+          harness, batch, req.samplesPerPrompt(), req.seed(), req.episodes(),
+          "RSFT step " + req.step());
       double reward = episodes.stream().mapToDouble(EpisodeResult::reward).average().orElse(0);
       List<SftExample> examples = new ArrayList<>();
       int accepted = 0;
@@ -96,9 +105,77 @@ public class WeightActivitiesImpl implements WeightActivities {
       TrainStats stats = model.sft(examples, req.minibatch(), (float) req.learningRate(),
           Seeds.mix(req.seed(), 1), (i, loss) -> ActivityHeartbeat.progress("RSFT step " + req.step()
               + ": SFT minibatch " + i + " loss " + loss)); // an abandoned step stops here, unsaved
-      return new RsftStepResult(save(model), reward, accepted, episodes.size(), examples.size(),
+      return new RsftStepResult(model.save(), reward, accepted, episodes.size(), examples.size(),
           stats.meanLoss(), rolloutsRef);
     }
+  }
+
+  /** The model an RSFT step samples from and trains: builtin, or Hugging Face (LoRA or full). */
+  private interface Trainee extends AutoCloseable {
+    Generator generator();
+
+    TrainStats sft(List<SftExample> examples, int minibatch, float learningRate, long seed,
+        LanguageModel.Progress progress);
+
+    /** Stores the trained model; returns its checkpoint reference. */
+    String save();
+
+    @Override
+    void close();
+  }
+
+  private Trainee trainee(String checkpointRef) {
+    if (HfPolicy.isHf(runtime.store(), checkpointRef)) {
+      // LoRA or full as the base descriptor says; a step's checkpoint keeps the mode
+      HfModel m = HfPolicy.loadForTraining(runtime.store(), checkpointRef);
+      return new Trainee() {
+        @Override
+        public Generator generator() {
+          return m;
+        }
+
+        @Override
+        public TrainStats sft(List<SftExample> examples, int minibatch, float lr, long seed,
+            LanguageModel.Progress progress) {
+          TrainStats stats = m.sft(examples, minibatch, lr, seed);
+          progress.onStep(stats.steps(), (float) stats.meanLoss()); // an abandoned step stops here
+          return stats;
+        }
+
+        @Override
+        public String save() {
+          return HfPolicy.save(runtime.store(), m);
+        }
+
+        @Override
+        public void close() {
+          m.close();
+        }
+      };
+    }
+    LanguageModel m = runtime.loadForTraining(checkpointRef);
+    return new Trainee() {
+      @Override
+      public Generator generator() {
+        return m;
+      }
+
+      @Override
+      public TrainStats sft(List<SftExample> examples, int minibatch, float lr, long seed,
+          LanguageModel.Progress progress) {
+        return m.sft(examples, minibatch, lr, seed, progress);
+      }
+
+      @Override
+      public String save() {
+        return WeightActivitiesImpl.this.save(m);
+      }
+
+      @Override
+      public void close() {
+        m.close();
+      }
+    };
   }
 
   private String save(LanguageModel model) {

@@ -1,15 +1,17 @@
 package whale.workers;
 
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Objects;
 import java.util.stream.Stream;
+import whale.activities.HfPolicy;
 import whale.activities.TaskCatalog;
 import whale.workflows.ExperimentSpec;
 import whale.workflows.activities.TaskRef;
 
 /**
- * Reads a spec's dataset files before its run starts, so that a malformed line fails the command at
+ * Reads a spec's dataset files (and checks a Hugging Face model directory) before its run starts, so that a malformed line fails the command at
  * once with "file:line: reason" instead of inside the run (where the workers would find it only
  * after the base model was pretrained).
  */
@@ -23,6 +25,17 @@ final class DataFiles {
    *     this machine cannot see are left to the workers
    */
   static void check(ExperimentSpec spec, boolean required) {
+    if (spec.model().usesHuggingFace()) {
+      // the same check the first activity makes, so a typo fails now, not after a worker picks it up
+      Path dir = Path.of(spec.model().path());
+      if (required || Files.exists(dir)) {
+        try {
+          HfPolicy.checkDirectory(dir);
+        } catch (IOException e) {
+          throw new IllegalArgumentException("model.path: " + e.getMessage(), e);
+        }
+      }
+    }
     TaskRef ref = TaskRef.of(spec);
     if (ref.builtin()) {
       return;

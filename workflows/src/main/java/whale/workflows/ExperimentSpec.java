@@ -130,7 +130,18 @@ public record ExperimentSpec(
     }
   }
 
-  /** The small causal transformer and its seeded pretraining on the task's generic format corpus. */
+  /**
+   * The policy model: whale's small causal transformer with its seeded pretraining on the task's
+   * generic format corpus ({@code source} builtin, the default), or a local Hugging Face
+   * Llama/Qwen/Mistral directory taken as it is (no pretraining; the builtin size and pretraining
+   * fields are then unused).
+   *
+   * @param source {@code builtin} (absent) or {@code huggingface}
+   * @param path huggingface: the model directory (config.json, safetensors, tokenizer.json), which
+   *     every gpu and eval worker must be able to read at this same path
+   * @param dtype huggingface: the compute type (float32, the default; others not yet supported)
+   * @param device huggingface: where it runs (cpu, the default)
+   */
   public record ModelSpec(
       Integer contextLength,
       Integer dModel,
@@ -140,7 +151,16 @@ public record ExperimentSpec(
       Integer pretrainBatch,
       Double pretrainLearningRate,
       Integer pretrainDocuments,
+      // Absent for builtin (not defaulted), so a builtin spec's JSON, and the memo keys derived from
+      // it, stay what they were before the Hugging Face fields existed.
+      @JsonInclude(JsonInclude.Include.NON_NULL) String source,
+      @JsonInclude(JsonInclude.Include.NON_NULL) String path,
+      @JsonInclude(JsonInclude.Include.NON_NULL) String dtype,
+      @JsonInclude(JsonInclude.Include.NON_NULL) String device,
       @JsonAnySetter @JsonInclude(JsonInclude.Include.NON_EMPTY) Map<String, Object> unknown) {
+    public static final String BUILTIN = "builtin";
+    public static final String HUGGINGFACE = "huggingface";
+
     public ModelSpec {
       contextLength = contextLength == null ? 160 : contextLength;
       dModel = dModel == null ? 64 : dModel;
@@ -150,7 +170,30 @@ public record ExperimentSpec(
       pretrainBatch = pretrainBatch == null ? 64 : pretrainBatch;
       pretrainLearningRate = pretrainLearningRate == null ? 3e-3 : pretrainLearningRate;
       pretrainDocuments = pretrainDocuments == null ? 20000 : pretrainDocuments;
+      if (HUGGINGFACE.equals(source)) {
+        dtype = dtype == null ? "float32" : dtype;
+        device = device == null ? "cpu" : device;
+      }
       unknown = unknown == null ? Map.of() : Map.copyOf(unknown);
+    }
+
+    /** The builtin model of the given size and pretraining. */
+    public ModelSpec(Integer contextLength, Integer dModel, Integer layers, Integer heads,
+        Integer pretrainSteps, Integer pretrainBatch, Double pretrainLearningRate,
+        Integer pretrainDocuments, Map<String, Object> unknown) {
+      this(contextLength, dModel, layers, heads, pretrainSteps, pretrainBatch, pretrainLearningRate,
+          pretrainDocuments, null, null, null, null, unknown);
+    }
+
+    /** A Hugging Face model directory on the CPU in float32. */
+    public static ModelSpec ofHuggingFace(String path) {
+      return new ModelSpec(null, null, null, null, null, null, null, null, HUGGINGFACE, path, null,
+          null, null);
+    }
+
+    /** Whether the policy is a Hugging Face directory (otherwise the builtin transformer). */
+    public boolean usesHuggingFace() {
+      return HUGGINGFACE.equals(source);
     }
 
     public static ModelSpec defaults() {
@@ -158,7 +201,14 @@ public record ExperimentSpec(
     }
   }
 
-  /** One online RSFT step: the method doc's n = 8, temperature 1.0, top_k 20, reward > 0.5. */
+  /**
+   * One online RSFT step: the method doc's n = 8, temperature 1.0, top_k 20, reward > 0.5.
+   *
+   * @param finetune {@code full} (every weight; the builtin model's only mode) or {@code lora}
+   *     (adapters on a frozen base; the default for a Hugging Face model, whose full AdamW state
+   *     is three times its weights)
+   * @param lora the adapters' settings when finetune is lora
+   */
   public record RsftSpec(
       Integer promptsPerStep,
       Integer samplesPerPrompt,
@@ -167,6 +217,9 @@ public record ExperimentSpec(
       Double acceptThreshold,
       Integer minibatch,
       Double learningRate,
+      // Absent unless written (see ModelSpec.source): the default depends on model.source.
+      @JsonInclude(JsonInclude.Include.NON_NULL) String finetune,
+      @JsonInclude(JsonInclude.Include.NON_NULL) LoraSpec lora,
       @JsonAnySetter @JsonInclude(JsonInclude.Include.NON_EMPTY) Map<String, Object> unknown) {
     public RsftSpec {
       promptsPerStep = promptsPerStep == null ? 32 : promptsPerStep;
@@ -180,9 +233,47 @@ public record ExperimentSpec(
       unknown = unknown == null ? Map.of() : Map.copyOf(unknown);
     }
 
+    public RsftSpec(Integer promptsPerStep, Integer samplesPerPrompt, Double temperature,
+        Integer topK, Double acceptThreshold, Integer minibatch, Double learningRate,
+        Map<String, Object> unknown) {
+      this(promptsPerStep, samplesPerPrompt, temperature, topK, acceptThreshold, minibatch,
+          learningRate, null, null, unknown);
+    }
+
     public static RsftSpec defaults() {
       return new RsftSpec(null, null, null, null, null, null, null, null);
     }
+  }
+
+  /**
+   * LoRA adapters: rank r on each layer's {@code targets} (Hugging Face module names), scaled
+   * alpha / r; PEFT's usual defaults r = 8, alpha = 16 on q_proj and v_proj.
+   */
+  public record LoraSpec(
+      Integer rank,
+      Double alpha,
+      List<String> targets,
+      @JsonAnySetter @JsonInclude(JsonInclude.Include.NON_EMPTY) Map<String, Object> unknown) {
+    public LoraSpec {
+      rank = rank == null ? 8 : rank;
+      alpha = alpha == null ? 16.0 : alpha;
+      targets = targets == null ? List.of("q_proj", "v_proj") : List.copyOf(targets);
+      unknown = unknown == null ? Map.of() : Map.copyOf(unknown);
+    }
+
+    public static LoraSpec defaults() {
+      return new LoraSpec(null, null, null, null);
+    }
+  }
+
+  /** How RSFT trains the model: rsft.finetune, or its default for model.source. */
+  public String finetune() {
+    return rsft.finetune() != null ? rsft.finetune() : model.usesHuggingFace() ? "lora" : "full";
+  }
+
+  /** The LoRA settings RSFT uses when {@link #finetune} is lora. */
+  public LoraSpec lora() {
+    return rsft.lora() != null ? rsft.lora() : LoraSpec.defaults();
   }
 
   /**

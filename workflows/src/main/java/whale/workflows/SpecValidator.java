@@ -1,6 +1,7 @@
 package whale.workflows;
 
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -21,6 +22,11 @@ public final class SpecValidator {
   public static final Set<String> SCHEDULES = Set.of("whale", "whale-adaptive", "weight-only",
       "harness-only", "stagewise", "fst");
   public static final Set<String> PROPOSERS = Set.of("template", "openai", "command");
+  public static final Set<String> SOURCES = Set.of("builtin", "huggingface");
+  public static final Set<String> FINETUNES = Set.of("full", "lora");
+  /** The modules LoRA adapts (whale.model.hf.LoraAdapters.TARGETS; a test keeps them equal). */
+  public static final Set<String> LORA_TARGETS =
+      Set.of("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj");
 
   private final List<String> problems = new ArrayList<>();
 
@@ -104,6 +110,34 @@ public final class SpecValidator {
     range("model.pretrainBatch", m.pretrainBatch(), 1, 4096);
     rangeOpenLow("model.pretrainLearningRate", m.pretrainLearningRate(), 0, 1);
     range("model.pretrainDocuments", m.pretrainDocuments(), 1, 10_000_000);
+    String source = m.source() == null ? "builtin" : m.source();
+    oneOf("model.source", source, SOURCES);
+    if (m.usesHuggingFace()) {
+      // the directory itself is checked by the CLI and by the first activity (not pure)
+      if (m.path() == null || m.path().isBlank()) {
+        problems.add("model.path: model.source huggingface needs the model directory");
+      }
+      if (m.dtype().equals("float16") || m.dtype().equals("bfloat16")) {
+        problems.add("model.dtype: " + m.dtype() + " is not yet supported: whale's Hugging Face "
+            + "path computes in float32 (half-precision weights are upcast when loaded)");
+      } else {
+        oneOf("model.dtype", m.dtype(), Set.of("float32"));
+      }
+      if (m.device().equals("cuda")) {
+        problems.add("model.device: cuda is not wired yet: the GPU route needs the CUDA torch "
+            + "wheel's libraries (PYTORCH_LIBRARY_PATH, see platform-notes); use cpu");
+      } else {
+        oneOf("model.device", m.device(), Set.of("cpu"));
+      }
+    } else {
+      for (String[] f : new String[][] {{"path", m.path()}, {"dtype", m.dtype()},
+          {"device", m.device()}}) {
+        if (f[1] != null) {
+          problems.add("model." + f[0] + ": only read when model.source is huggingface, but it is "
+              + source);
+        }
+      }
+    }
 
     var r = s.rsft();
     unknown("rsft.", r.unknown());
@@ -114,6 +148,31 @@ public final class SpecValidator {
     range("rsft.acceptThreshold", r.acceptThreshold(), 0, 1);
     range("rsft.minibatch", r.minibatch(), 1, 100_000);
     rangeOpenLow("rsft.learningRate", r.learningRate(), 0, 1);
+    if (r.finetune() != null) {
+      oneOf("rsft.finetune", r.finetune(), FINETUNES);
+    }
+    if ("lora".equals(s.finetune()) && !m.usesHuggingFace()) {
+      problems.add("rsft.finetune: lora needs model.source huggingface (the builtin model trains "
+          + "all its weights)");
+    }
+    if (r.lora() != null) {
+      var l = r.lora();
+      unknown("rsft.lora.", l.unknown());
+      if (!"lora".equals(s.finetune())) {
+        problems.add("rsft.lora: only read when rsft.finetune is lora, but it is " + s.finetune());
+      }
+      range("rsft.lora.rank", l.rank(), 1, 4096);
+      rangeOpenLow("rsft.lora.alpha", l.alpha(), 0, 1_000_000);
+      if (l.targets().isEmpty()) {
+        problems.add("rsft.lora.targets: name at least one module of " + new TreeSet<>(LORA_TARGETS));
+      }
+      for (String t : l.targets()) {
+        oneOf("rsft.lora.targets", t, LORA_TARGETS);
+      }
+      if (new HashSet<>(l.targets()).size() != l.targets().size()) {
+        problems.add("rsft.lora.targets: a module is named twice: " + l.targets());
+      }
+    }
     if (r.promptsPerStep() > d.weightProblems()) {
       problems.add("rsft.promptsPerStep: must be at most data.weightProblems ("
           + d.weightProblems() + "), got " + r.promptsPerStep());

@@ -110,7 +110,7 @@ public class WhaleWorkflowImpl implements WhaleWorkflow {
   private void startBase() {
     enterPhase("base");
     checkpointRef = WorkflowStubs.weight("pretrain the base model")
-        .prepareBaseModel(new BaseModelRequest(TaskRef.of(spec), spec.model(),
+        .prepareBaseModel(BaseModelRequest.of(spec, TaskRef.of(spec),
             Seeds.mix(spec.seed(), SeedStreams.PRETRAIN)));
     harness = WorkflowStubs.harness("write the initial harness h0").initialHarness(TaskRef.of(spec));
     if (!harness.valid()) {

@@ -346,6 +346,82 @@ class SpecValidatorTest {
     assertTrue(problemsOf("{\"data\": {\"format\": \"gsm8k\", \"trainFile\": \"train.jsonl\"}}").isEmpty());
   }
 
+  // ---- bring your own model -----------------------------------------------------------------
+
+  private static final String HF = "\"source\": \"huggingface\", \"path\": \"/models/qwen\"";
+
+  static Stream<Arguments> huggingFaceRefusals() {
+    return Stream.of(
+        Arguments.of("{\"model\": {\"source\": \"hub\"}}", "model.source",
+            "must be one of [builtin, huggingface], got 'hub'"),
+        Arguments.of("{\"model\": {\"source\": \"huggingface\"}}", "model.path",
+            "needs the model directory"),
+        Arguments.of("{\"model\": {\"source\": \"huggingface\", \"path\": \" \"}}", "model.path",
+            "needs the model directory"),
+        Arguments.of("{\"model\": {\"path\": \"/models/qwen\"}}", "model.path",
+            "only read when model.source is huggingface"),
+        Arguments.of("{\"model\": {\"dtype\": \"float32\"}}", "model.dtype",
+            "only read when model.source is huggingface"),
+        Arguments.of("{\"model\": {\"device\": \"cpu\"}}", "model.device",
+            "only read when model.source is huggingface"),
+        Arguments.of("{\"model\": {" + HF + ", \"dtype\": \"float16\"}}", "model.dtype",
+            "float16 is not yet supported"),
+        Arguments.of("{\"model\": {" + HF + ", \"dtype\": \"bfloat16\"}}", "model.dtype",
+            "bfloat16 is not yet supported"),
+        Arguments.of("{\"model\": {" + HF + ", \"dtype\": \"int8\"}}", "model.dtype",
+            "must be one of [float32], got 'int8'"),
+        Arguments.of("{\"model\": {" + HF + ", \"device\": \"cuda\"}}", "model.device",
+            "cuda is not wired yet"),
+        Arguments.of("{\"model\": {" + HF + ", \"device\": \"tpu\"}}", "model.device",
+            "must be one of [cpu], got 'tpu'"),
+        Arguments.of("{\"model\": {" + HF + ", \"revision\": \"main\"}}", "model.revision",
+            "unknown field"),
+        Arguments.of("{\"rsft\": {\"finetune\": \"qlora\"}}", "rsft.finetune",
+            "must be one of [full, lora], got 'qlora'"),
+        Arguments.of("{\"rsft\": {\"finetune\": \"lora\"}}", "rsft.finetune",
+            "lora needs model.source huggingface"),
+        Arguments.of("{\"model\": {" + HF + "}, \"rsft\": {\"finetune\": \"full\", "
+            + "\"lora\": {\"rank\": 4}}}", "rsft.lora", "only read when rsft.finetune is lora"),
+        Arguments.of("{\"model\": {" + HF + "}, \"rsft\": {\"lora\": {\"rank\": 0}}}",
+            "rsft.lora.rank", "must be in [1, 4096], got 0"),
+        Arguments.of("{\"model\": {" + HF + "}, \"rsft\": {\"lora\": {\"alpha\": 0}}}",
+            "rsft.lora.alpha", "must be in (0.0, 1000000.0], got 0.0"),
+        Arguments.of("{\"model\": {" + HF + "}, \"rsft\": {\"lora\": {\"targets\": []}}}",
+            "rsft.lora.targets", "name at least one module"),
+        Arguments.of("{\"model\": {" + HF + "}, \"rsft\": {\"lora\": {\"targets\": [\"qkv\"]}}}",
+            "rsft.lora.targets", "got 'qkv'"),
+        Arguments.of("{\"model\": {" + HF + "}, \"rsft\": {\"lora\": "
+            + "{\"targets\": [\"q_proj\", \"q_proj\"]}}}", "rsft.lora.targets", "named twice"),
+        Arguments.of("{\"model\": {" + HF + "}, \"rsft\": {\"lora\": {\"dropout\": 0.1}}}",
+            "rsft.lora.dropout", "unknown field"));
+  }
+
+  @ParameterizedTest(name = "[{index}] {1} <- {0}")
+  @MethodSource("huggingFaceRefusals")
+  void huggingFaceFieldRefusedByName(String json, String field, String why) {
+    List<String> problems = rejected(json);
+    assertTrue(problems.stream().anyMatch(p -> p.startsWith(field + ": ") && p.contains(why)),
+        () -> json + " should be rejected as '" + field + ": ..." + why + "', got " + problems);
+  }
+
+  @Test
+  void huggingFaceSpecTakesItsDefaultsAndBuiltinJsonIsUnchanged() {
+    ExperimentSpec hf = SpecJson.parse("{\"model\": {" + HF + "}}");
+    assertEquals("float32", hf.model().dtype());
+    assertEquals("cpu", hf.model().device());
+    assertEquals("lora", hf.finetune());
+    assertEquals(new ExperimentSpec.LoraSpec(8, 16.0, List.of("q_proj", "v_proj"), null), hf.lora());
+    assertEquals(hf, SpecJson.parse(SpecJson.write(hf)));
+    ExperimentSpec full = SpecJson.parse("{\"model\": {" + HF + "}, \"rsft\": {\"finetune\": \"full\"}}");
+    assertEquals("full", full.finetune());
+    assertEquals("full", ExperimentSpec.defaults().finetune());
+    // a builtin spec writes none of the new fields: its JSON (and every memo key) is as before
+    String json = SpecJson.write(ExperimentSpec.defaults());
+    for (String field : List.of("source", "path", "dtype", "device", "finetune", "lora")) {
+      assertTrue(!json.contains("\"" + field + "\""), field + " in " + json);
+    }
+  }
+
   private static List<String> problemsOf(String json) {
     try {
       SpecJson.parse(json);

@@ -85,30 +85,38 @@ public final class Generate {
   static void run(String[] argv, PrintStream out) throws IOException {
     Args a = parse(argv);
     try (HfModel m = HfModel.load(a.model(), List.of())) {
-      int[] prompt = m.promptIds(a.prompt());
-      int room = m.decoder().config().maxPositions() - prompt.length;
-      if (room < a.maxNewTokens()) {
-        throw new IllegalArgumentException("the prompt's " + prompt.length + " tokens + "
-            + a.maxNewTokens() + " new tokens exceed the model's max_position_embeddings "
-            + m.decoder().config().maxPositions());
-      }
-      int[] ids = m.generateIds(List.of(new KvSampler.Row(prompt, a.seed(), a.maxNewTokens())),
-          a.sampling())[0];
-      int n = ids.length > 0 && m.tokenizer().eosIds().contains(ids[ids.length - 1])
-          ? ids.length - 1 : ids.length;
-      String text = m.tokenizer().decode(Arrays.copyOf(ids, n));
-      if (!a.json()) {
-        out.println(text);
-        return;
-      }
-      ObjectMapper json = new ObjectMapper();
-      ObjectNode o = json.createObjectNode();
-      o.put("text", text);
-      var tokens = o.putArray("tokens");
-      Arrays.stream(ids).forEach(tokens::add);
-      var promptTokens = o.putArray("promptTokens");
-      Arrays.stream(prompt).forEach(promptTokens::add);
-      out.println(json.writeValueAsString(o));
+      out.println(complete(m, a.prompt(), a.maxNewTokens(), a.sampling(), a.seed(), a.json()));
     }
+  }
+
+  /**
+   * One completion of {@code prompt} by a loaded model (a directory, or a whale checkpoint with its
+   * adapters): the text, or with {@code json} the JSON object described above.
+   */
+  public static String complete(HfModel m, String prompt, int maxNewTokens, Sampling sampling,
+      long seed, boolean json) throws IOException {
+    int[] promptIds = m.promptIds(prompt);
+    int room = m.decoder().config().maxPositions() - promptIds.length;
+    if (room < maxNewTokens) {
+      throw new IllegalArgumentException("the prompt's " + promptIds.length + " tokens + "
+          + maxNewTokens + " new tokens exceed the model's max_position_embeddings "
+          + m.decoder().config().maxPositions());
+    }
+    int[] ids = m.generateIds(List.of(new KvSampler.Row(promptIds, seed, maxNewTokens)),
+        sampling)[0];
+    int n = ids.length > 0 && m.tokenizer().eosIds().contains(ids[ids.length - 1])
+        ? ids.length - 1 : ids.length;
+    String text = m.tokenizer().decode(Arrays.copyOf(ids, n));
+    if (!json) {
+      return text;
+    }
+    ObjectMapper mapper = new ObjectMapper();
+    ObjectNode o = mapper.createObjectNode();
+    o.put("text", text);
+    var tokens = o.putArray("tokens");
+    Arrays.stream(ids).forEach(tokens::add);
+    var promptTokens = o.putArray("promptTokens");
+    Arrays.stream(promptIds).forEach(promptTokens::add);
+    return mapper.writeValueAsString(o);
   }
 }

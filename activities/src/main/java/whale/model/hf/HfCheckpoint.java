@@ -121,7 +121,7 @@ public final class HfCheckpoint {
    * SHA-256 of config.json and of every safetensors file's name, size and header: cheap to
    * compute for a many-gigabyte base, and it changes when the weights are replaced.
    */
-  static String fingerprint(Path base) throws IOException {
+  public static String fingerprint(Path base) throws IOException {
     try {
       MessageDigest d = MessageDigest.getInstance("SHA-256");
       d.update(Files.readAllBytes(base.resolve(HfConfig.FILE)));

@@ -1,0 +1,263 @@
+package whale.activities;
+
+import com.fasterxml.jackson.annotation.JsonInclude;
+import io.temporal.failure.ApplicationFailure;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.time.LocalDateTime;
+import java.util.Comparator;
+import java.util.List;
+import java.util.stream.Stream;
+import java.util.zip.ZipEntry;
+import java.util.zip.ZipInputStream;
+import java.util.zip.ZipOutputStream;
+import whale.model.hf.HfCheckpoint;
+import whale.model.hf.HfExport;
+import whale.model.hf.HfModel;
+import whale.model.hf.LlamaDecoder;
+import whale.store.ArtifactStore;
+import whale.workflows.ExperimentSpec;
+import whale.workflows.activities.BaseModelRequest;
+
+/**
+ * A Hugging Face model as whale's policy, in the artifact store. Two kinds of checkpoint reference
+ * travel through the workflow, told apart by their first bytes (a builtin checkpoint starts
+ * "WHALEGPT"):
+ *
+ * <ul>
+ *   <li>the base: a small JSON descriptor ({@link Base}) naming the model directory, a fingerprint
+ *       of its weights, and how RSFT trains it; the directory itself stays where the user put it,
+ *       readable by every worker at the same path;
+ *   <li>a trained step: an {@link HfCheckpoint} directory (LoRA: the PEFT adapter, AdamW state and
+ *       the base's path and fingerprint; full: float32 weights and AdamW state) zipped into one
+ *       object, unpacked once per store under {@code hf/<hex>} when a worker loads it.
+ * </ul>
+ */
+public final class HfPolicy {
+  static final String FORMAT = "whale-hf-base/1";
+  private static final LocalDateTime ZIP_TIME = LocalDateTime.of(1980, 1, 1, 0, 0);
+
+  private HfPolicy() {}
+
+  /**
+   * The base descriptor's content.
+   *
+   * @param lora the adapters RSFT attaches when finetune is lora (seeded by {@code seed})
+   */
+  public record Base(String format, String path, String fingerprint, String dtype, String device,
+      String finetune, @JsonInclude(JsonInclude.Include.NON_NULL) ExperimentSpec.LoraSpec lora,
+      long seed) {}
+
+  /** Whether {@code ref} names a Hugging Face checkpoint (base or step) rather than a builtin one. */
+  public static boolean isHf(ArtifactStore store, String ref) {
+    int b = firstByte(store.path(ref));
+    return b == '{' || b == 'P';
+  }
+
+  /**
+   * Checks the model directory (config, every tensor's presence, shape and dtype, tokenizer) and
+   * stores the descriptor. A problem is the user's to fix, so it fails the run for good, naming
+   * model.path and the file.
+   */
+  static String prepareBase(ArtifactStore store, BaseModelRequest req) {
+    ExperimentSpec.ModelSpec m = req.model();
+    Path dir = Path.of(m.path()).toAbsolutePath().normalize();
+    String fingerprint;
+    try {
+      checkDirectory(dir);
+      fingerprint = HfCheckpoint.fingerprint(dir);
+    } catch (IOException e) {
+      throw ApplicationFailure.newNonRetryableFailureWithCause("model.path: " + e.getMessage(),
+          "InvalidModel", e);
+    }
+    String finetune = req.finetune() == null ? "lora" : req.finetune();
+    return store.putJson(new Base(FORMAT, dir.toString(), fingerprint, m.dtype(), m.device(),
+        finetune, "lora".equals(finetune)
+            ? (req.lora() == null ? ExperimentSpec.LoraSpec.defaults() : req.lora()) : null,
+        req.seed()));
+  }
+
+  /** {@link LlamaDecoder#check}, with a missing directory said as such. */
+  public static void checkDirectory(Path dir) throws IOException {
+    if (!Files.isDirectory(dir)) {
+      throw new IOException(dir + " is not a directory (a Hugging Face model directory is needed)");
+    }
+    LlamaDecoder.check(dir);
+  }
+
+  /** A private model, ready to fine-tune: the base with its training mode chosen, or a step resumed. */
+  static HfModel loadForTraining(ArtifactStore store, String ref) {
+    return load(store, ref, true);
+  }
+
+  /** A model for sampling only (a base is loaded without adapters: fresh ones add exactly zero). */
+  static HfModel loadForSampling(ArtifactStore store, String ref) {
+    return load(store, ref, false);
+  }
+
+  private static HfModel load(ArtifactStore store, String ref, boolean train) {
+    Path file = store.path(ref);
+    try {
+      if (firstByte(file) == '{') {
+        Base base = store.getJson(ref, Base.class);
+        Path dir = Path.of(base.path());
+        try {
+          checkDirectory(dir);
+          if (!HfCheckpoint.fingerprint(dir).equals(base.fingerprint())) {
+            throw new IOException(dir + " no longer holds the weights this run started from "
+                + "(config.json or safetensors headers changed)");
+          }
+        } catch (IOException e) {
+          // every retry would read the same directory
+          throw ApplicationFailure.newNonRetryableFailureWithCause("model.path: " + e.getMessage(),
+              "InvalidModel", e);
+        }
+        HfModel model = HfModel.load(dir, HfModel.LINE);
+        if (train) {
+          if ("lora".equals(base.finetune())) {
+            var l = base.lora();
+            model.trainLora(new HfModel.LoraSpec(l.rank(), l.alpha(), l.targets()), base.seed());
+          } else {
+            model.trainFull();
+          }
+        }
+        return model;
+      }
+      return HfModel.resume(unpacked(store, ref, file), HfModel.LINE);
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot load Hugging Face checkpoint " + ref, e);
+    }
+  }
+
+  /** Saves the model's training checkpoint as one zipped object; returns its reference. */
+  static String save(ArtifactStore store, HfModel model) {
+    Path dir = store.newTempFile(".hfckpt");
+    Path zip = store.newTempFile(".zip");
+    try {
+      Files.delete(dir);
+      model.save(dir);
+      zip(dir, zip);
+      deleteTree(dir);
+      return store.putFile(zip);
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot write Hugging Face checkpoint", e);
+    }
+  }
+
+  /**
+   * The checkpoint directory of a step reference (unpacked on first use; the reference is checked
+   * against its bytes first, so the unpacked copy is of intact content). For {@code whale export}.
+   */
+  public static Path checkpointDir(ArtifactStore store, String ref) {
+    Path file = store.path(ref);
+    if (firstByte(file) != 'P') {
+      throw new IllegalArgumentException(ref + " is not a Hugging Face RSFT step checkpoint"
+          + (firstByte(file) == '{' ? " (it is a run's base: export the model directory itself)"
+              : " (it is a builtin model's checkpoint)"));
+    }
+    try {
+      return unpacked(store, ref, file);
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot unpack " + ref, e);
+    }
+  }
+
+  /**
+   * A checkpoint reference's model for sampling, outside any run ({@code whale generate}): a
+   * base's directory as it is, a step with its adapters or fine-tuned weights.
+   */
+  public static HfModel open(ArtifactStore store, String ref) {
+    if (!isHf(store, ref)) {
+      throw new IllegalArgumentException(ref + " is a builtin model's checkpoint, not a Hugging "
+          + "Face one");
+    }
+    return loadForSampling(store, ref);
+  }
+
+  /**
+   * Writes an RSFT step's checkpoint where transformers, peft and vLLM load it: a LoRA step as a
+   * PEFT adapter directory (or, with {@code merge}, a model directory with the adapters folded
+   * in); a full step as a model directory. AdamW's state and whale's metadata stay behind.
+   */
+  public static void export(ArtifactStore store, String ref, Path out, boolean merge)
+      throws IOException {
+    Path dir = checkpointDir(store, ref);
+    try (HfModel model = HfModel.resume(dir, HfModel.LINE)) {
+      if (!model.decoder().adapters().isEmpty() && !merge) {
+        HfExport.exportAdapter(model.decoder(), model.directory(), out);
+      } else {
+        HfExport.exportModel(model.decoder(), model.directory(), out, merge);
+      }
+    }
+  }
+
+  /** The model directory a run's base reference names. */
+  public static Path baseDir(ArtifactStore store, String ref) {
+    return Path.of(store.getJson(ref, Base.class).path());
+  }
+
+  private static Path unpacked(ArtifactStore store, String ref, Path file) throws IOException {
+    Path dir = store.root().resolve("hf").resolve(ref.substring("sha256:".length()));
+    if (Files.exists(dir.resolve(HfCheckpoint.META))) {
+      return dir;
+    }
+    Path tmp = dir.resolveSibling(dir.getFileName() + ".tmp-" + System.nanoTime());
+    Files.createDirectories(tmp);
+    try (ZipInputStream in = new ZipInputStream(Files.newInputStream(file))) {
+      for (ZipEntry e; (e = in.getNextEntry()) != null; ) {
+        Path out = tmp.resolve(e.getName()).normalize();
+        if (!out.getParent().equals(tmp)) {
+          throw new IOException(ref + ": unexpected entry " + e.getName());
+        }
+        Files.copy(in, out);
+      }
+    }
+    try {
+      Files.move(tmp, dir, StandardCopyOption.ATOMIC_MOVE);
+    } catch (IOException e) {
+      if (!Files.exists(dir.resolve(HfCheckpoint.META))) {
+        throw e;
+      }
+      deleteTree(tmp); // another activity unpacked the same content first
+    }
+    return dir;
+  }
+
+  /** A flat directory as a zip whose bytes depend only on the files (sorted names, fixed times). */
+  private static void zip(Path dir, Path zip) throws IOException {
+    List<Path> files;
+    try (Stream<Path> s = Files.list(dir)) {
+      files = s.sorted().toList();
+    }
+    try (ZipOutputStream out = new ZipOutputStream(Files.newOutputStream(zip))) {
+      out.setLevel(1); // float weights barely compress; speed matters more
+      for (Path f : files) {
+        ZipEntry e = new ZipEntry(f.getFileName().toString());
+        e.setTimeLocal(ZIP_TIME);
+        out.putNextEntry(e);
+        Files.copy(f, out);
+        out.closeEntry();
+      }
+    }
+  }
+
+  private static int firstByte(Path file) {
+    try (InputStream in = Files.newInputStream(file)) {
+      return in.read();
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot read " + file, e);
+    }
+  }
+
+  private static void deleteTree(Path dir) throws IOException {
+    try (Stream<Path> s = Files.walk(dir)) {
+      for (Path p : s.sorted(Comparator.reverseOrder()).toList()) {
+        Files.delete(p);
+      }
+    }
+  }
+}
