@@ -22,9 +22,9 @@ import whale.model.SftExample;
  * mean@8 rises.
  *
  * <p>Measured in 10 JVMs after the GC fix (see {@code whale.model.Scalars}), warm-up 500 steps, 3
- * rounds, lr 4e-3: before 0.234 in every one; after 0.265 to 0.384, gain 0.088 +- 0.034 (mean +- sd),
+ * rounds, lr 4e-3: before 0.234 in every one; after 0.265 to 0.384, gain 0.088 +- 0.035 (mean +- sd),
  * smallest 0.031 (five more JVMs asked for 6 rounds landed in the same range, 0.320 to 0.380). So
- * the test asserts the rise itself, about 2.6 sd of margin; a fixed bar of +0.04 failed 1 JVM in 10. The spread is the Hugging Face path's own and not yet explained: the first
+ * the test asserts the rise itself, about 2.5 sd of margin; a fixed bar of +0.04 failed 1 JVM in 10. The spread is the Hugging Face path's own and not yet explained: the first
  * round's 2,400 samples and the greedy outputs after its update are identical in every JVM (no
  * collection ran; OMP/MKL threads 1 changed nothing), while the second round's samples differ.
  */
