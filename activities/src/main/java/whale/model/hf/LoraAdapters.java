@@ -8,7 +8,9 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Collections;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -24,8 +26,12 @@ public final class LoraAdapters {
   public static final String CONFIG = "adapter_config.json";
   public static final String WEIGHTS = "adapter_model.safetensors";
   public static final String PREFIX = "base_model.model.";
-  public static final Set<String> TARGETS =
-      Set.of("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj");
+  /**
+   * In a fixed order: {@code Set.of} iterates in an order salted per JVM, so adapters attached in
+   * its order drew their seeded A matrices in a different order in every process.
+   */
+  public static final Set<String> TARGETS = Collections.unmodifiableSet(new LinkedHashSet<>(List.of(
+      "q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")));
 
   private LoraAdapters() {}
 

@@ -21,12 +21,10 @@ import whale.model.SftExample;
  * addition problem, keeps the right ones, fine-tunes on them (LoRA, base frozen), and its held-out
  * mean@8 rises.
  *
- * <p>Measured in 10 JVMs after the GC fix (see {@code whale.model.Scalars}), warm-up 500 steps, 3
- * rounds, lr 4e-3: before 0.234 in every one; after 0.265 to 0.384, gain 0.088 +- 0.035 (mean +- sd),
- * smallest 0.031 (five more JVMs asked for 6 rounds landed in the same range, 0.320 to 0.380). So
- * the test asserts the rise itself, about 2.5 sd of margin; a fixed bar of +0.04 failed 1 JVM in 10. The spread is the Hugging Face path's own and not yet explained: the first
- * round's 2,400 samples and the greedy outputs after its update are identical in every JVM (no
- * collection ran; OMP/MKL threads 1 changed nothing), while the second round's samples differ.
+ * <p>Spread across processes: none. Warm-up 500 steps, 3 rounds, lr 4e-3 gave 0.234 -> 0.329 in
+ * three JVMs. Before that it ranged 0.265 to 0.384 over 10 JVMs: {@code LoraAdapters.TARGETS} was a
+ * {@code Set.of}, whose iteration order is salted per JVM, so the seeded A matrices were drawn in a
+ * different module order in every process. The bar, +0.04, is less than half the effect.
  */
 class HfRsftLearningTest {
   static final int WARMUP = Integer.getInteger("hf.warmup", 500);
@@ -97,7 +95,7 @@ class HfRsftLearningTest {
       System.out.printf("HF RSFT (qwen2 fixture + LoRA): held-out mean@%d %.3f -> %.3f%n", K, before,
           after);
       assertTrue(before > 0.02, "the warm-up leaves something to reinforce: " + before);
-      assertTrue(after > before, "mean@8 " + before + " -> " + after);
+      assertTrue(after > before + 0.04, "mean@8 " + before + " -> " + after);
     } finally {
       worker.shutdown();
     }
