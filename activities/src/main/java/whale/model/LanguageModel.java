@@ -542,7 +542,8 @@ public final class LanguageModel implements Generator, AutoCloseable {
     }
   }
 
-  private static int[] shuffled(int n, long seed) {
+  /** 0..n-1 in a Fisher-Yates order drawn from SplittableRandom(seed): every SFT epoch's order. */
+  public static int[] shuffled(int n, long seed) {
     int[] order = new int[n];
     Arrays.setAll(order, i -> i);
     SplittableRandom rng = new SplittableRandom(seed);

@@ -8,10 +8,10 @@ import java.util.Arrays;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
-import java.util.SplittableRandom;
 import whale.model.Completion;
 import whale.model.GenerationRequest;
 import whale.model.Generator;
+import whale.model.LanguageModel;
 import whale.model.SamplingParams;
 import whale.model.SftExample;
 import whale.model.TrainStats;
@@ -190,7 +190,7 @@ public final class HfModel implements Generator, AutoCloseable {
     if (minibatch < 1) {
       throw new IllegalArgumentException("minibatch must be >= 1: " + minibatch);
     }
-    int[] order = shuffled(examples.size(), seed);
+    int[] order = LanguageModel.shuffled(examples.size(), seed);
     double lossSum = 0;
     long tokens = 0;
     int steps = 0;
@@ -238,20 +238,6 @@ public final class HfModel implements Generator, AutoCloseable {
   /** The trainer chosen by trainFull/trainLora, or null. */
   public synchronized SftTrainer trainer() {
     return trainer;
-  }
-
-  /** Fisher-Yates with SplittableRandom(seed), the same permutation LanguageModel draws. */
-  private static int[] shuffled(int n, long seed) {
-    int[] order = new int[n];
-    Arrays.setAll(order, i -> i);
-    SplittableRandom rng = new SplittableRandom(seed);
-    for (int i = n - 1; i > 0; i--) {
-      int j = rng.nextInt(i + 1);
-      int t = order[i];
-      order[i] = order[j];
-      order[j] = t;
-    }
-    return order;
   }
 
   @Override
