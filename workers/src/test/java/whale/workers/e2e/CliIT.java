@@ -107,22 +107,10 @@ class CliIT {
   }
 
   /**
-   * The tiny spec with harness phases of 3 iterations whose proposals come from a command that
-   * waits for {@code gate} to exist: the run holds, for as long as the test needs, at a point it
-   * knows (round 1's harness phase, proposing iteration 2), with no timing window to hit.
+   * The tiny spec with harness phases of 3 iterations whose proposals wait for {@code gate}
+   * ({@link E2e#gatedProposer}): the run holds at round 1's harness phase, proposing iteration 2.
    */
   private static Path gatedSpec(Path gate) throws Exception {
-    Path script = dir.resolve("gated-proposer.sh");
-    Files.writeString(script, """
-        #!/bin/sh
-        # waits for the gate, then proposes copies of the archive's harnesses
-        touch "$1.waiting"
-        while [ ! -e "$1" ]; do sleep 0.1; done
-        i=0
-        find "$WHALE_ARCHIVE" -name source.java | sort | head -n "$WHALE_CANDIDATES" | while read -r f; do
-          i=$((i + 1)); cp "$f" "$WHALE_CANDIDATES_DIR/Copy$i.java"
-        done
-        """);
     com.fasterxml.jackson.databind.node.ObjectNode spec =
         (com.fasterxml.jackson.databind.node.ObjectNode) JSON.readTree(E2e.tinySpec().toFile());
     ((com.fasterxml.jackson.databind.node.ObjectNode) spec.get("phases"))
@@ -130,20 +118,10 @@ class CliIT {
     com.fasterxml.jackson.databind.node.ObjectNode h =
         (com.fasterxml.jackson.databind.node.ObjectNode) spec.get("harness");
     h.put("proposer", "command");
-    h.putArray("command").add("sh").add(script.toString()).add(gate.toString());
+    E2e.gatedProposer(dir, gate).forEach(h.putArray("command")::add);
     Path out = dir.resolve("gated.json");
     Files.writeString(out, JSON.writeValueAsString(spec));
     return out;
-  }
-
-  private static void waitForFile(Path p) throws InterruptedException {
-    long deadline = System.nanoTime() + 120_000_000_000L;
-    while (!Files.exists(p)) {
-      if (System.nanoTime() > deadline) {
-        throw new AssertionError("never appeared: " + p);
-      }
-      Thread.sleep(100);
-    }
   }
 
   /** The status without its record of ignored signals (what a malformed payload may add to). */
@@ -221,7 +199,7 @@ class CliIT {
     // switchPhase while a phase runs: accepted. The run is held at a known point, round 1's
     // harness phase proposing iteration 2 (the proposer waits for the gate), so the switch lands
     // there whatever the machine's speed: check, switch, release.
-    waitForFile(Path.of(gate + ".waiting"));
+    E2e.waitForFile(Path.of(gate + ".waiting"));
     JsonNode holding = status(server.address(), id);
     assertEquals("harness", holding.get("phase").asText(), holding.toString());
     assertEquals(1, holding.get("round").asInt(), holding.toString());

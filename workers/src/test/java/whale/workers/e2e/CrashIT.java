@@ -61,6 +61,7 @@ class CrashIT {
   static WorkflowClient client;
   static ExperimentSpec spec;
   static Run reference;
+  static Path gate;
 
   /** One run of one workflow of a run's tree: the parent or a phase child. */
   record History(String workflowId, WorkflowExecutionHistory history) {
@@ -83,8 +84,17 @@ class CrashIT {
         WorkflowServiceStubsOptions.newBuilder().setTarget(server.address()).build());
     client = WorkflowClient.newInstance(service,
         WorkflowClientOptions.newBuilder().setNamespace("default").build());
-    spec = SpecJson.parse(Files.readString(
-        Path.of("src/test/resources/e2e/crash.json").toAbsolutePath()));
+    // proposals come from a gated command, open in every run but the one that kills the harness
+    // worker in the middle of a proposal (a template proposal takes 0.5 s: too short a window)
+    gate = dir.resolve("proposal-gate");
+    Files.createFile(gate);
+    var json = new com.fasterxml.jackson.databind.ObjectMapper();
+    var tree = (com.fasterxml.jackson.databind.node.ObjectNode) json.readTree(
+        Path.of("src/test/resources/e2e/crash.json").toAbsolutePath().toFile());
+    var harness = (com.fasterxml.jackson.databind.node.ObjectNode) tree.get("harness");
+    harness.put("proposer", "command");
+    E2e.gatedProposer(dir, gate).forEach(harness.putArray("command")::add);
+    spec = SpecJson.parse(json.writeValueAsString(tree));
     long t0 = System.nanoTime();
     reference = run("reference", w -> { });
     System.out.printf("reference run: %.1f s, best mean@8 %.4f, checkpoint %s%n",
@@ -392,12 +402,25 @@ class CrashIT {
 
   @Test
   @Order(3)
-  void harnessWorkerKilledWhileItCompiles() throws Exception {
-    Run run = run("harness", w -> {
-      awaitRunning("Propose", 0);
-      w.harness.kill9();
-      w.harness.start();
-    });
+  void harnessWorkerKilledInTheMiddleOfAProposal() throws Exception {
+    Files.delete(gate);
+    Path waiting = Path.of(gate + ".waiting");
+    Files.deleteIfExists(waiting);
+    Run run;
+    try {
+      run = run("harness", w -> {
+        // the proposal holds at the closed gate, so the kill lands inside it whatever the load
+        E2e.waitForFile(waiting);
+        awaitRunning("Propose", 0);
+        w.harness.kill9();
+        Files.createFile(gate);
+        w.harness.start();
+      });
+    } finally {
+      if (!Files.exists(gate)) {
+        Files.createFile(gate); // the later tests' proposals must not wait
+      }
+    }
     assertSurvived("harness worker", run);
     assertTrue(retried(run.histories()).contains("Propose"),
         "the killed proposal was retried: " + retried(run.histories()));

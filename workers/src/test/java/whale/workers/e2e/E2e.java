@@ -3,6 +3,7 @@ package whale.workers.e2e;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 
 /** Where e2e tests keep their files: target/e2e/NAME (logs, database, artifacts, screenshots). */
 final class E2e {
@@ -26,5 +27,36 @@ final class E2e {
       throw new IllegalStateException("missing " + p);
     }
     return p;
+  }
+
+  /**
+   * A command proposer ({@code harness.command}) that holds every proposal until {@code gate}
+   * exists, touching {@code GATE.waiting} when it starts to wait, then proposes copies of the
+   * archive's harnesses. A test that holds the gate closed stops the run at a point it knows, for
+   * as long as it needs, with no timing window to hit.
+   */
+  static List<String> gatedProposer(Path dir, Path gate) throws IOException {
+    Path script = dir.resolve("gated-proposer.sh");
+    Files.writeString(script, """
+        #!/bin/sh
+        # waits for the gate, then proposes copies of the archive's harnesses
+        touch "$1.waiting"
+        while [ ! -e "$1" ]; do sleep 0.1; done
+        i=0
+        find "$WHALE_ARCHIVE" -name source.java | sort | head -n "$WHALE_CANDIDATES" | while read -r f; do
+          i=$((i + 1)); cp "$f" "$WHALE_CANDIDATES_DIR/Copy$i.java"
+        done
+        """);
+    return List.of("sh", script.toString(), gate.toString());
+  }
+
+  static void waitForFile(Path p) throws InterruptedException {
+    long deadline = System.nanoTime() + 120_000_000_000L;
+    while (!Files.exists(p)) {
+      if (System.nanoTime() > deadline) {
+        throw new AssertionError("never appeared: " + p);
+      }
+      Thread.sleep(100);
+    }
   }
 }

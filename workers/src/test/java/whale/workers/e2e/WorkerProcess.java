@@ -77,7 +77,9 @@ public final class WorkerProcess implements AutoCloseable {
   }
 
   /** SIGKILL: the JVM gets no shutdown hook, the activity in flight is simply gone. */
+  /** SIGKILL to the worker and every process it started, as when its machine or container dies. */
   public void kill9() {
+    process.descendants().forEach(ProcessHandle::destroyForcibly);
     process.destroyForcibly();
     try {
       if (!process.waitFor(30, TimeUnit.SECONDS)) {
