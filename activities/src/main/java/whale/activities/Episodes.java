@@ -22,6 +22,7 @@ final class Episodes {
       List<TaskProblem> problems, int samples, long seed, EpisodeSettings s, String what) {
     EpisodeRunner.Config config = EpisodeRunner.Config.defaults()
         .withTurnBudget(s.turnBudget())
+        .withModelLimits(model.limits())
         .withEpisodeTimeout(Duration.ofSeconds(s.timeoutSeconds()))
         .withSampling(new SamplingParams(s.temperature(), s.topK()));
     List<EpisodeResult> results = executor.run(model, task, harnessSource, problems, samples, seed,

@@ -76,6 +76,12 @@ public final class EpisodeRunner {
           maxPromptChars, maxNewTokensCap, maxTraceChars, v, sampling);
     }
 
+    /** The prompt and new-token caps of the model the episodes call. */
+    public Config withModelLimits(whale.model.ModelLimits v) {
+      return new Config(turnBudget, episodeTimeout, maxAnswerChars, maxNoteChars, maxNotes, maxToolCalls,
+          v.maxPromptChars(), v.maxNewTokens(), maxTraceChars, maxConcurrentEpisodes, sampling);
+    }
+
     public Config withSampling(SamplingParams v) {
       return new Config(turnBudget, episodeTimeout, maxAnswerChars, maxNoteChars, maxNotes, maxToolCalls,
           maxPromptChars, maxNewTokensCap, maxTraceChars, maxConcurrentEpisodes, v);

@@ -6,4 +6,9 @@ import java.util.List;
 public interface Generator {
   /** Completions in the order of {@code requests}. */
   List<Completion> generate(List<GenerationRequest> requests, SamplingParams params);
+
+  /** What an episode's model call may ask of this model. */
+  default ModelLimits limits() {
+    return ModelLimits.BUILTIN;
+  }
 }

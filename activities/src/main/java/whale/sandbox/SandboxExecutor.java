@@ -304,7 +304,8 @@ public final class SandboxExecutor implements EpisodeExecutor {
     int expected = problems.size() * samples;
     EpisodeReply[] replies = new EpisodeReply[expected];
     SandboxProcess sb = pool.acquire();
-    SandboxHost.Shard shard = host.open(shardId, group, task, (long) expected * Math.max(1, config.turnBudget()));
+    SandboxHost.Shard shard = host.open(shardId, group, task, (long) expected * Math.max(1, config.turnBudget()),
+        config.maxPromptChars(), config.maxNewTokensCap());
     group.shardStarted();
     String failure = null;
     EpisodeStatus failStatus = EpisodeStatus.ERROR;
@@ -314,6 +315,7 @@ public final class SandboxExecutor implements EpisodeExecutor {
           .setLimits(Limits.newBuilder().setTurnBudget(config.turnBudget())
               .setEpisodeTimeoutMs(config.episodeTimeout().toMillis()).setMaxAnswerChars(config.maxAnswerChars())
               .setMaxConcurrentEpisodes(config.maxConcurrentEpisodes())
+              .setMaxPromptChars(config.maxPromptChars()).setMaxNewTokens(config.maxNewTokensCap())
               .setTemperature(config.sampling().temperature()).setTopK(config.sampling().topK()));
       for (TaskProblem p : problems) {
         req.addProblems(ProblemSpec.newBuilder().setId(p.id()).setQuestion(p.question()));

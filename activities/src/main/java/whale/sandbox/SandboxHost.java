@@ -33,10 +33,6 @@ import whale.task.Tool;
  * Every call names a shard session; an unknown or closed session is refused.
  */
 public final class SandboxHost implements AutoCloseable {
-  /** Largest new-token count a sandbox may ask for per prompt (matches the in-process cap). */
-  static final int MAX_NEW_TOKENS = 64;
-  static final int MAX_PROMPT_CHARS = 4096;
-
   private final Server server;
   private final Map<String, Shard> shards = new ConcurrentHashMap<>();
 
@@ -46,16 +42,22 @@ public final class SandboxHost implements AutoCloseable {
     final BatchGroup group;
     final Task task;
     final long maxPrompts;
+    // the model's caps (whale.model.ModelLimits), enforced here too: the sandbox is not trusted
+    final int maxPromptChars;
+    final int maxNewTokens;
     final AtomicLong prompts = new AtomicLong();
     final AtomicInteger inFlight = new AtomicInteger();
     volatile long lastActivityNanos = System.nanoTime();
     volatile String violation;
 
-    Shard(String id, BatchGroup group, Task task, long maxPrompts) {
+    Shard(String id, BatchGroup group, Task task, long maxPrompts, int maxPromptChars,
+        int maxNewTokens) {
       this.id = id;
       this.group = group;
       this.task = task;
       this.maxPrompts = maxPrompts;
+      this.maxPromptChars = maxPromptChars;
+      this.maxNewTokens = maxNewTokens;
     }
 
     void touch() {
@@ -77,8 +79,9 @@ public final class SandboxHost implements AutoCloseable {
     return "127.0.0.1:" + server.getPort();
   }
 
-  Shard open(String id, BatchGroup group, Task task, long maxPrompts) {
-    Shard s = new Shard(id, group, task, maxPrompts);
+  Shard open(String id, BatchGroup group, Task task, long maxPrompts, int maxPromptChars,
+      int maxNewTokens) {
+    Shard s = new Shard(id, group, task, maxPrompts, maxPromptChars, maxNewTokens);
     shards.put(id, s);
     return s;
   }
@@ -108,12 +111,12 @@ public final class SandboxHost implements AutoCloseable {
       }
       List<GenerationRequest> reqs = new ArrayList<>(req.getPromptsCount());
       for (Prompt p : req.getPromptsList()) {
-        if (p.getText().length() > MAX_PROMPT_CHARS) {
+        if (p.getText().length() > s.maxPromptChars) {
           obs.onError(Status.INVALID_ARGUMENT.withDescription("prompt too long").asRuntimeException());
           return;
         }
         int max = p.getMaxNewTokens() > 0 ? p.getMaxNewTokens() : req.getParams().getMaxNewTokens();
-        reqs.add(new GenerationRequest(p.getText(), p.getSeed(), Math.max(1, Math.min(max, MAX_NEW_TOKENS))));
+        reqs.add(new GenerationRequest(p.getText(), p.getSeed(), Math.max(1, Math.min(max, s.maxNewTokens))));
       }
       s.inFlight.incrementAndGet();
       List<Completion> out;

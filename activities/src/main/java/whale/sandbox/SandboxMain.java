@@ -160,7 +160,9 @@ public final class SandboxMain {
         EpisodeRunner.Config config = new EpisodeRunner.Config(l.getTurnBudget(),
             Duration.ofMillis(l.getEpisodeTimeoutMs()),
             l.getMaxAnswerChars() > 0 ? l.getMaxAnswerChars() : d.maxAnswerChars(), d.maxNoteChars(),
-            d.maxNotes(), d.maxToolCalls(), d.maxPromptChars(), d.maxNewTokensCap(), d.maxTraceChars(),
+            d.maxNotes(), d.maxToolCalls(),
+            l.getMaxPromptChars() > 0 ? l.getMaxPromptChars() : d.maxPromptChars(),
+            l.getMaxNewTokens() > 0 ? l.getMaxNewTokens() : d.maxNewTokensCap(), d.maxTraceChars(),
             l.getMaxConcurrentEpisodes() > 0 ? l.getMaxConcurrentEpisodes() : d.maxConcurrentEpisodes(),
             new SamplingParams(l.getTemperature(), l.getTopK()));
         EpisodeRunner runner = new EpisodeRunner(

@@ -64,6 +64,16 @@ class HfPolicyTest {
   }
 
   @Test
+  void aCheckpointsEpisodeCapsComeFromItsContext() throws Exception {
+    try (HfModel m = HfModel.load(fixture("qwen2"), List.of())) {
+      // max_position_embeddings 256: half of it for a completion, 8 characters per position
+      assertEquals(new whale.model.ModelLimits(2048, 128), m.limits());
+    }
+    // Qwen2.5's 32k context: a completion is capped at 4096 tokens
+    assertEquals(new whale.model.ModelLimits(262144, 4096), whale.model.ModelLimits.forContext(32768));
+  }
+
+  @Test
   void loraTargetsAgreeWithTheValidator() {
     assertEquals(LoraAdapters.TARGETS, SpecValidator.LORA_TARGETS);
   }

@@ -119,6 +119,30 @@ class SandboxExecutorTest {
     }
   }
 
+  @Test
+  void theModelsOwnCapsReachTheSandboxedHarness() {
+    // a model with a larger window than the built-in one's 64 new tokens, and a smaller prompt cap
+    whale.model.ModelLimits limits = new whale.model.ModelLimits(100, 200);
+    String source = harness("Caps", """
+        String tooLong;
+        try { ctx.generate("x".repeat(101), 8); tooLong = "accepted"; }
+        catch (IllegalArgumentException e) { tooLong = e.getMessage(); }
+        ctx.generate("x".repeat(100), 150);
+        ctx.generate("y", 1000);
+        return HarnessResult.of(tooLong);""");
+    EpisodeRunner.Config config = config(5000).withModelLimits(limits);
+    List<TaskProblem> problems = TASK.split(Split.HARNESS).subList(0, 2);
+    List<EpisodeResult> sb = sandbox.run(new Scripted(), TASK, source, problems, 1, 1, config, l -> { });
+    assertEquals(new InProcessExecutor(new HarnessCompiler()).run(new Scripted(), TASK, source, problems, 1, 1,
+        config, l -> { }), sb);
+    for (EpisodeResult r : sb) {
+      assertEquals(EpisodeStatus.COMPLETED, r.status(), r.error());
+      assertEquals("prompt of 101 chars exceeds the cap of 100", r.answer());
+      assertEquals(List.of(150, 200), r.modelCalls().stream().map(c -> c.maxNewTokens()).toList(),
+          "asked 150 and 1000 new tokens under a cap of 200");
+    }
+  }
+
   /** A task whose one tool counts the calls that reach it. */
   static final class CountingTask implements whale.task.Task {
     final java.util.concurrent.atomic.AtomicInteger calls = new java.util.concurrent.atomic.AtomicInteger();
@@ -163,7 +187,8 @@ class SandboxExecutorTest {
     CountingTask task = new CountingTask();
     try (SandboxHost host = new SandboxHost();
         BatchGroup group = new BatchGroup(new Scripted(), SamplingParams.ROLLOUT, 20, "tools")) {
-      SandboxHost.Shard shard = host.open("s1", group, task, 16);
+      SandboxHost.Shard shard = host.open("s1", group, task, 16, whale.model.ModelLimits.BUILTIN.maxPromptChars(),
+          whale.model.ModelLimits.BUILTIN.maxNewTokens());
       io.grpc.ManagedChannel ch = io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder.forTarget(host.address())
           .usePlaintext().maxInboundMessageSize(SandboxMain.MAX_MESSAGE).build();
       try {

@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.Set;
 import whale.model.Completion;
 import whale.model.GenerationRequest;
+import whale.model.ModelLimits;
 import whale.model.Generator;
 import whale.model.LanguageModel;
 import whale.model.SamplingParams;
@@ -89,6 +90,11 @@ public final class HfModel implements Generator, AutoCloseable {
       ids = tokenizer.bosId() >= 0 ? new int[] {tokenizer.bosId()} : tokenizer.encode("\n");
     }
     return ids;
+  }
+
+  @Override
+  public ModelLimits limits() {
+    return ModelLimits.forContext(decoder.config().maxPositions());
   }
 
   @Override
