@@ -43,7 +43,10 @@ public final class ChatTemplate {
   /** The built-in model's template: plain text turns it was pretrained near, no special tokens. */
   public static final String BUILTIN = "{% for m in messages %}"
       + "{% if m.role == 'tool' %}{{ 'Tool ' + (m.name or 'result') + ': ' + m.content + '\\n' }}"
-      + "{% elif m.role == 'assistant' %}{{ 'A: ' }}{% generation %}{{ m.content + '\\n' }}{% endgeneration %}"
+      + "{% elif m.role == 'assistant' %}{{ 'A: ' }}{% generation %}{{ m.content }}"
+      + "{% for c in m.tool_calls %}{% set call = {'name': c.function.name, "
+      + "'arguments': c.function.arguments} %}{{ '<tool_call>' + call | tojson + '</tool_call>' }}{% endfor %}"
+      + "{{ '\\n' }}{% endgeneration %}"
       + "{% elif m.role == 'user' %}{{ 'Q: ' + m.content + '\\n' }}"
       + "{% else %}{{ m.content + '\\n' }}{% endif %}{% endfor %}"
       + "{% if add_generation_prompt %}{{ 'A: ' }}{% endif %}";
@@ -60,6 +63,15 @@ public final class ChatTemplate {
     this.bosToken = bosToken == null ? "" : bosToken;
     this.eosToken = eosToken == null ? "" : eosToken;
     this.jinja = engine();
+  }
+
+  /** A model without a chat template: rendering fails with {@code why}. */
+  public static ChatTemplate missing(String why) {
+    return new ChatTemplate(null, why, "", "");
+  }
+
+  public String bosToken() {
+    return bosToken;
   }
 
   public static ChatTemplate builtin() {
@@ -121,6 +133,9 @@ public final class ChatTemplate {
   }
 
   public Rendered render(List<Message> messages, List<ToolSchema> tools, boolean addGenerationPrompt) {
+    if (source == null) {
+      throw new ChatTemplateException(origin);
+    }
     List<Map<String, Object>> ms = new ArrayList<>();
     for (Message m : messages) {
       if (m.content().contains("\uE000whale:")) {

@@ -9,6 +9,13 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Supplier;
+import whale.chat.AssistantTurn;
+import whale.chat.ChatCall;
+import whale.chat.ChatOptions;
+import whale.chat.ChatTemplate;
+import whale.chat.Message;
+import whale.chat.ToolCalls;
+import whale.chat.ToolSchema;
 import whale.model.Completion;
 import whale.model.GenerationRequest;
 import whale.model.Generator;
@@ -170,6 +177,8 @@ public final class EpisodeRunner {
     final Episode[] episodes;
     final TreeMap<Integer, Episode> live = new TreeMap<>();
     final List<Thread> abandonedThreads = new ArrayList<>();
+    // the model's chat template, read once per run (a Hugging Face checkpoint's, or the builtin one)
+    final ChatTemplate template = generator.chatTemplate();
     int running;
 
     Run(Supplier<? extends Harness> factory, List<TaskProblem> problems, int samples, int firstSample,
@@ -347,6 +356,18 @@ public final class EpisodeRunner {
     }
   }
 
+  /** {@code text} up to and including the first of {@code stop} to occur in it. */
+  static String cutAtStop(String text, List<String> stop) {
+    int cut = text.length();
+    for (String s : stop) {
+      int at = s.isEmpty() ? -1 : text.indexOf(s);
+      if (at >= 0) {
+        cut = Math.min(cut, at + s.length());
+      }
+    }
+    return text.substring(0, cut);
+  }
+
   private final class Episode implements HarnessContext {
     final Run run;
     final int id;
@@ -441,6 +462,32 @@ public final class EpisodeRunner {
 
     @Override
     public String generate(String prompt, int maxNewTokens) {
+      return call(prompt, maxNewTokens, null, List.of());
+    }
+
+    @Override
+    public AssistantTurn chat(List<Message> messages, ChatOptions options) {
+      if (messages == null || messages.isEmpty()) {
+        throw new IllegalArgumentException("chat needs at least one message");
+      }
+      ChatOptions o = options == null ? ChatOptions.of(config.maxNewTokensCap()) : options;
+      ChatCall asked = new ChatCall(messages, o.tools());
+      String prompt;
+      try {
+        prompt = run.template.prompt(asked.messages(), asked.tools());
+      } catch (ChatTemplate.ChatTemplateException e) {
+        throw new IllegalArgumentException(e.getMessage());
+      }
+      return ToolCalls.parse(call(prompt, o.maxNewTokens(), asked, o.stop()));
+    }
+
+    @Override
+    public List<ToolSchema> tools() {
+      return task.tools().stream().map(Tool::schema).toList();
+    }
+
+    /** One model call (a chat turn when {@code chat} is set); its text cut after the first stop string. */
+    private String call(String prompt, int maxNewTokens, ChatCall chat, List<String> stop) {
       run.lock.lock();
       try {
         checkAlive();
@@ -458,7 +505,7 @@ public final class EpisodeRunner {
         int callIndex = modelCalls.size();
         int max = Math.max(1, Math.min(maxNewTokens, config.maxNewTokensCap()));
         long seed = EpisodeSeeds.requestSeed(run.runSeed, problem.id(), sample, callIndex);
-        pending = new GenerationRequest(prompt, seed, max);
+        pending = new GenerationRequest(prompt, seed, max, chat != null);
         harnessNanos += System.nanoTime() - runningSince;
         state = State.WAITING;
         run.running--;
@@ -471,8 +518,12 @@ public final class EpisodeRunner {
         checkAlive();
         Completion c = response;
         response = null;
-        String text = c.text() == null ? "" : c.text();
-        modelCalls.add(new ModelCall(callIndex, prompt, max, seed, text, c.promptTokens(), c.completionTokens()));
+        String text = cutAtStop(c.text() == null ? "" : c.text(), stop);
+        modelCalls.add(new ModelCall(callIndex, prompt, max, seed, text, c.promptTokens(), c.completionTokens(),
+            chat));
+        if (c.error() != null) {
+          fail(EpisodeStatus.ERROR, "model call " + (callIndex + 1) + ": " + c.error());
+        }
         return text;
       } finally {
         run.lock.unlock();

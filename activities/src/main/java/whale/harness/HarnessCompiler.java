@@ -102,7 +102,13 @@ public final class HarnessCompiler {
       Harness.class.getName(),
       HarnessContext.class.getName(),
       HarnessResult.class.getName(),
-      Problem.class.getName());
+      Problem.class.getName(),
+      ChatHarness.class.getName(),
+      whale.chat.Message.class.getName(),
+      whale.chat.FunctionCall.class.getName(),
+      whale.chat.ToolSchema.class.getName(),
+      whale.chat.ChatOptions.class.getName(),
+      whale.chat.AssistantTurn.class.getName());
 
   static final Set<String> ALLOWED_LANG = Set.of(
       "Object", "String", "StringBuilder", "StringBuffer", "Math", "StrictMath", "Integer", "Long",
@@ -141,7 +147,7 @@ public final class HarnessCompiler {
 
   private static final String[] RESERVED_PACKAGES = {
     "java.", "javax.", "jdk.", "sun.", "com.sun.", "whale.harness", "whale.task", "whale.model",
-    "whale.eval"
+    "whale.eval", "whale.chat"
   };
 
   /**

@@ -11,4 +11,9 @@ public interface Generator {
   default ModelLimits limits() {
     return ModelLimits.BUILTIN;
   }
+
+  /** The template that renders a chat for this model (HarnessContext.chat). */
+  default whale.chat.ChatTemplate chatTemplate() {
+    return whale.chat.ChatTemplate.builtin();
+  }
 }

@@ -31,6 +31,11 @@ final class BatchGroup implements AutoCloseable {
 
   private record Pending(List<GenerationRequest> requests, CompletableFuture<List<Completion>> result) {}
 
+  /** The model the group batches for. */
+  Generator model() {
+    return model;
+  }
+
   BatchGroup(Generator model, SamplingParams sampling, long windowMillis, String name) {
     this.model = model;
     this.sampling = sampling;

@@ -16,9 +16,19 @@ final class GrpcGenerator implements Generator {
   private final ModelServiceGrpc.ModelServiceBlockingStub stub;
   private final String session;
 
-  GrpcGenerator(ModelServiceGrpc.ModelServiceBlockingStub stub, String session) {
+  private final whale.chat.ChatTemplate template;
+
+  GrpcGenerator(ModelServiceGrpc.ModelServiceBlockingStub stub, String session,
+      whale.chat.ChatTemplate template) {
     this.stub = stub;
     this.session = session;
+    this.template = template;
+  }
+
+  /** The worker's model's template, sent with the episodes: the sandbox renders chats itself. */
+  @Override
+  public whale.chat.ChatTemplate chatTemplate() {
+    return template;
   }
 
   @Override
@@ -27,12 +37,14 @@ final class GrpcGenerator implements Generator {
         .setParams(whale.proto.model.v1.SamplingParams.newBuilder().setTemperature(params.temperature())
             .setTopK(params.topK()));
     for (GenerationRequest r : requests) {
-      b.addPrompts(Prompt.newBuilder().setText(r.prompt()).setSeed(r.seed()).setMaxNewTokens(r.maxNewTokens()));
+      b.addPrompts(Prompt.newBuilder().setText(r.prompt()).setSeed(r.seed()).setMaxNewTokens(r.maxNewTokens())
+          .setChat(r.chat()));
     }
     GenerateResponse resp = stub.generate(b.build());
     List<Completion> out = new ArrayList<>(resp.getCompletionsCount());
     for (whale.proto.model.v1.Completion c : resp.getCompletionsList()) {
-      out.add(new Completion(c.getText(), c.getPromptTokens(), c.getCompletionTokens()));
+      out.add(new Completion(c.getText(), c.getPromptTokens(), c.getCompletionTokens(),
+          c.getError().isEmpty() ? null : c.getError()));
     }
     return out;
   }

@@ -320,6 +320,10 @@ public final class SandboxExecutor implements EpisodeExecutor {
       for (TaskProblem p : problems) {
         req.addProblems(ProblemSpec.newBuilder().setId(p.id()).setQuestion(p.question()));
       }
+      whale.chat.ChatTemplate chat = group.model().chatTemplate();
+      req.setChatTemplate(whale.proto.sandbox.v1.ChatTemplateSpec.newBuilder()
+          .setSource(chat.source() == null ? "" : chat.source()).setOrigin(chat.origin())
+          .setBosToken(chat.bosToken()).setEosToken(chat.eosToken()));
       for (Tool t : task.tools()) {
         req.addTools(ToolSpec.newBuilder().setName(t.name()).setDescription(t.description()));
       }

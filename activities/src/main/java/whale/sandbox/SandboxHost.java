@@ -116,7 +116,8 @@ public final class SandboxHost implements AutoCloseable {
           return;
         }
         int max = p.getMaxNewTokens() > 0 ? p.getMaxNewTokens() : req.getParams().getMaxNewTokens();
-        reqs.add(new GenerationRequest(p.getText(), p.getSeed(), Math.max(1, Math.min(max, s.maxNewTokens))));
+        reqs.add(new GenerationRequest(p.getText(), p.getSeed(), Math.max(1, Math.min(max, s.maxNewTokens)),
+            p.getChat()));
       }
       s.inFlight.incrementAndGet();
       List<Completion> out;
@@ -136,7 +137,8 @@ public final class SandboxHost implements AutoCloseable {
       GenerateResponse.Builder b = GenerateResponse.newBuilder();
       for (Completion c : out) {
         b.addCompletions(whale.proto.model.v1.Completion.newBuilder().setText(c.text() == null ? "" : c.text())
-            .setPromptTokens(c.promptTokens()).setCompletionTokens(c.completionTokens()));
+            .setPromptTokens(c.promptTokens()).setCompletionTokens(c.completionTokens())
+            .setError(c.error() == null ? "" : c.error()));
       }
       obs.onNext(b.build());
       obs.onCompleted();

@@ -143,6 +143,23 @@ public final class SandboxMain {
       return r;
     }
 
+    /** The worker's chat template: compiled once per distinct source, like harnesses. */
+    private whale.chat.ChatTemplate template(RunEpisodesRequest req) {
+      if (!req.hasChatTemplate()) {
+        return whale.chat.ChatTemplate.builtin();
+      }
+      var t = req.getChatTemplate();
+      if (t.getSource().isEmpty()) {
+        return whale.chat.ChatTemplate.missing(t.getOrigin());
+      }
+      return templates.computeIfAbsent(t.getSource() + '\u0000' + t.getOrigin() + '\u0000' + t.getBosToken()
+          + '\u0000' + t.getEosToken(), k -> new whale.chat.ChatTemplate(t.getSource(), t.getOrigin(),
+              t.getBosToken(), t.getEosToken()));
+    }
+
+    private final java.util.Map<String, whale.chat.ChatTemplate> templates =
+        new java.util.concurrent.ConcurrentHashMap<>();
+
     @Override
     public void runEpisodes(RunEpisodesRequest req, StreamObserver<EpisodeReply> obs) {
       try {
@@ -166,7 +183,7 @@ public final class SandboxMain {
             l.getMaxConcurrentEpisodes() > 0 ? l.getMaxConcurrentEpisodes() : d.maxConcurrentEpisodes(),
             new SamplingParams(l.getTemperature(), l.getTopK()));
         EpisodeRunner runner = new EpisodeRunner(
-            new GrpcGenerator(ModelServiceGrpc.newBlockingStub(ch), req.getSession()),
+            new GrpcGenerator(ModelServiceGrpc.newBlockingStub(ch), req.getSession(), template(req)),
             new RemoteTask(ToolServiceGrpc.newBlockingStub(ch), req.getSession(), req.getToolsList()),
             config);
         List<TaskProblem> problems = new ArrayList<>(req.getProblemsCount());

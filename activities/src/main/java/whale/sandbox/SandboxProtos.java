@@ -14,6 +14,26 @@ import whale.proto.sandbox.v1.ToolCallTrace;
 public final class SandboxProtos {
   private SandboxProtos() {}
 
+  private static final com.fasterxml.jackson.databind.ObjectMapper JSON =
+      new com.fasterxml.jackson.databind.ObjectMapper();
+
+  private static String json(whale.chat.ChatCall c) {
+    try {
+      return JSON.writeValueAsString(c);
+    } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+      throw new IllegalStateException("a chat call that does not serialise: " + e.getOriginalMessage(), e);
+    }
+  }
+
+  /** A sandbox's chat record; the sandbox is not trusted, so a bad one is refused by name. */
+  private static whale.chat.ChatCall chat(String json) {
+    try {
+      return JSON.readValue(json, whale.chat.ChatCall.class);
+    } catch (com.fasterxml.jackson.core.JsonProcessingException | IllegalArgumentException e) {
+      throw new IllegalArgumentException("sandbox sent a malformed chat record: " + e.getMessage(), e);
+    }
+  }
+
   public static EpisodeReply toReply(int index, EpisodeResult r) {
     EpisodeReply.Builder b = EpisodeReply.newBuilder().setIndex(index).setProblemId(r.problemId())
         .setSampleIndex(r.sampleIndex()).setTurns(r.turns()).setStatus(r.status().name());
@@ -26,7 +46,8 @@ public final class SandboxProtos {
     for (ModelCall c : r.modelCalls()) {
       b.addModelCalls(ModelCallTrace.newBuilder().setCallIndex(c.callIndex()).setPrompt(c.prompt())
           .setMaxNewTokens(c.maxNewTokens()).setSeed(c.seed()).setCompletion(c.completion())
-          .setPromptTokens(c.promptTokens()).setCompletionTokens(c.completionTokens()));
+          .setPromptTokens(c.promptTokens()).setCompletionTokens(c.completionTokens())
+          .setChatJson(c.chat() == null ? "" : json(c.chat())));
     }
     for (ToolCall t : r.toolCalls()) {
       b.addToolCalls(ToolCallTrace.newBuilder().setName(t.name()).setInput(t.input()).setOutput(t.output()));
@@ -40,7 +61,8 @@ public final class SandboxProtos {
     List<ModelCall> calls = new ArrayList<>(r.getModelCallsCount());
     for (ModelCallTrace c : r.getModelCallsList()) {
       calls.add(new ModelCall(c.getCallIndex(), c.getPrompt(), c.getMaxNewTokens(), c.getSeed(),
-          c.getCompletion(), c.getPromptTokens(), c.getCompletionTokens()));
+          c.getCompletion(), c.getPromptTokens(), c.getCompletionTokens(),
+          c.getChatJson().isEmpty() ? null : chat(c.getChatJson())));
     }
     List<ToolCall> tools = new ArrayList<>(r.getToolCallsCount());
     for (ToolCallTrace t : r.getToolCallsList()) {

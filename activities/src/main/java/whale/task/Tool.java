@@ -7,4 +7,9 @@ public interface Tool {
   String description();
 
   String apply(String input);
+
+  /** The tool as a chat template offers it: one string parameter, {@code input}. */
+  default whale.chat.ToolSchema schema() {
+    return whale.chat.ToolSchema.ofString(name(), description(), "input", "the tool's input");
+  }
 }

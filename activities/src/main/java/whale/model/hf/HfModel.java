@@ -92,6 +92,21 @@ public final class HfModel implements Generator, AutoCloseable {
     return ids;
   }
 
+  private whale.chat.ChatTemplate chatTemplate;
+
+  /** The checkpoint's own chat template (chat_template.jinja or tokenizer_config.json), read once. */
+  @Override
+  public synchronized whale.chat.ChatTemplate chatTemplate() {
+    if (chatTemplate == null) {
+      try {
+        chatTemplate = whale.chat.ChatTemplate.of(dir);
+      } catch (IOException e) {
+        chatTemplate = whale.chat.ChatTemplate.missing(e.getMessage());
+      }
+    }
+    return chatTemplate;
+  }
+
   @Override
   public ModelLimits limits() {
     return ModelLimits.forContext(decoder.config().maxPositions());
@@ -106,20 +121,33 @@ public final class HfModel implements Generator, AutoCloseable {
   public synchronized List<Completion> generate(List<GenerationRequest> requests, Sampling sampling) {
     int maxPos = decoder.config().maxPositions();
     List<KvSampler.Row> rows = new ArrayList<>();
+    List<Integer> sampled = new ArrayList<>(); // request index of each row
     int[] seen = new int[requests.size()];
+    String[] error = new String[requests.size()];
     for (int i = 0; i < requests.size(); i++) {
       GenerationRequest r = requests.get(i);
       int maxNew = Math.min(Math.max(0, r.maxNewTokens()), maxPos - 1);
       int[] ids = promptIds(r.prompt());
       if (ids.length + maxNew > maxPos) {
+        if (r.chat()) {
+          // cutting a conversation's start would drop its system prompt: the call fails instead
+          error[i] = "the conversation's " + ids.length + " tokens and " + maxNew + " new tokens exceed "
+              + "the model's context of " + maxPos + " (max_position_embeddings)";
+          seen[i] = ids.length;
+          continue;
+        }
         ids = Arrays.copyOfRange(ids, ids.length + maxNew - maxPos, ids.length);
       }
       seen[i] = ids.length;
+      sampled.add(i);
       rows.add(new KvSampler.Row(ids, r.seed(), maxNew));
     }
     Set<Integer> eos = new LinkedHashSet<>(tokenizer.eosIds());
     String[] text = new String[requests.size()];
     KvSampler.Stop stop = stopStrings.isEmpty() ? KvSampler.Stop.NEVER : (row, gen, count) -> {
+      if (requests.get(sampled.get(row)).chat()) {
+        return false; // a chat turn ends at EOS, not at a line stop
+      }
       String t = tokenizer.decode(Arrays.copyOf(gen, count));
       for (String s : stopStrings) {
         int at = t.indexOf(s);
@@ -130,17 +158,24 @@ public final class HfModel implements Generator, AutoCloseable {
       }
       return false;
     };
-    int[][] out = KvSampler.sample(decoder, manager, rows, sampling, eos, tokenizer.padId(), stop);
-    List<Completion> completions = new ArrayList<>();
-    for (int i = 0; i < out.length; i++) {
-      int[] ids = out[i];
-      if (text[i] == null) {
-        int n = ids.length > 0 && eos.contains(ids[ids.length - 1]) ? ids.length - 1 : ids.length;
-        text[i] = tokenizer.decode(Arrays.copyOf(ids, n));
+    int[][] out = rows.isEmpty() ? new int[0][]
+        : KvSampler.sample(decoder, manager, rows, sampling, eos, tokenizer.padId(), stop);
+    Completion[] completions = new Completion[requests.size()];
+    for (int i = 0; i < requests.size(); i++) {
+      if (error[i] != null) {
+        completions[i] = new Completion("", seen[i], 0, error[i]);
       }
-      completions.add(new Completion(text[i], seen[i], ids.length));
     }
-    return completions;
+    for (int row = 0; row < out.length; row++) {
+      int i = sampled.get(row);
+      int[] ids = out[row];
+      if (text[row] == null) {
+        int n = ids.length > 0 && eos.contains(ids[ids.length - 1]) ? ids.length - 1 : ids.length;
+        text[row] = tokenizer.decode(Arrays.copyOf(ids, n));
+      }
+      completions[i] = new Completion(text[row], seen[i], ids.length);
+    }
+    return List.of(completions);
   }
 
   /** The new token ids of each prompt (EOS kept at the end when reached), for parity with transformers. */
