@@ -313,7 +313,7 @@ public final class LanguageModel implements Generator, AutoCloseable {
       List<Row> batch = new ArrayList<>();
       for (int i = from; i < Math.min(order.length, from + minibatch); i++) {
         SftExample ex = examples.get(order[i]);
-        batch.add(sftRow(ex.prompt(), ex.completion(), config.contextLength()));
+        batch.add(sftRow(ex, config.contextLength()));
       }
       batches.add(batch);
     }
@@ -475,18 +475,29 @@ public final class LanguageModel implements Generator, AutoCloseable {
    * prompt + completion is longer than the context, the left end is dropped (the prompt first).
    */
   static Row sftRow(String prompt, String completion, int contextLength) {
-    int[] p = promptTokens(prompt);
-    int[] c = CharTokenizer.encode(completion);
-    int[] seq = Arrays.copyOf(p, p.length + c.length);
-    System.arraycopy(c, 0, seq, p.length, c.length);
+    return sftRow(new SftExample(prompt, completion), contextLength);
+  }
+
+  /** Characters of every part in order; a target is weighted iff its character is in a trained part. */
+  static Row sftRow(SftExample ex, int contextLength) {
+    List<Integer> seqList = new ArrayList<>();
+    List<Boolean> trainedList = new ArrayList<>();
+    for (int part = 0; part < ex.parts().size(); part++) {
+      int[] t = part == 0 ? promptTokens(ex.parts().get(0)) : CharTokenizer.encode(ex.parts().get(part));
+      for (int id : t) {
+        seqList.add(id);
+        trainedList.add(SftExample.trained(part));
+      }
+    }
+    int[] seq = seqList.stream().mapToInt(Integer::intValue).toArray();
     int start = Math.max(0, seq.length - (contextLength + 1));
     int n = seq.length - start - 1;
     int[] inputs = Arrays.copyOfRange(seq, start, start + n);
     int[] targets = Arrays.copyOfRange(seq, start + 1, start + 1 + n);
     float[] weights = new float[n];
     for (int i = 0; i < n; i++) {
-      // target i is seq[start + 1 + i]; it is a completion token iff that index is past the prompt
-      weights[i] = start + 1 + i >= p.length ? 1f : 0f;
+      // target i is seq[start + 1 + i]: trained iff the model wrote that character
+      weights[i] = trainedList.get(start + 1 + i) ? 1f : 0f;
     }
     return new Row(inputs, targets, weights);
   }

@@ -249,7 +249,7 @@ class EpisodeRunnerTest {
     assertEquals(accepted, sft.size());
     for (SftExample ex : sft) {
       assertTrue(ex.prompt().startsWith("Q: ") && ex.prompt().endsWith("\nA:"));
-      assertTrue(ex.completion().endsWith("\n"));
+      assertTrue(ex.parts().get(1).endsWith("\n"));
     }
   }
 

@@ -210,7 +210,24 @@ public final class HfModel implements Generator, AutoCloseable {
 
   /** The example as token ids: the prompt as sampling sees it, the completion continuing it. */
   public SftTrainer.Example example(SftExample ex) {
-    return new SftTrainer.Example(promptIds(ex.prompt()), tokenizer.encodeContinuation(ex.completion()));
+    // each part is tokenized on its own, as the model saw it: the prompt alone, then its own tokens
+    List<int[]> tokens = new ArrayList<>();
+    int n = 0;
+    for (int part = 0; part < ex.parts().size(); part++) {
+      int[] t = part == 0 ? promptIds(ex.parts().get(0)) : tokenizer.encodeContinuation(ex.parts().get(part));
+      tokens.add(t);
+      n += t.length;
+    }
+    int[] ids = new int[n];
+    boolean[] trained = new boolean[n];
+    int at = 0;
+    for (int part = 0; part < tokens.size(); part++) {
+      int[] t = tokens.get(part);
+      System.arraycopy(t, 0, ids, at, t.length);
+      Arrays.fill(trained, at, at + t.length, SftExample.trained(part));
+      at += t.length;
+    }
+    return new SftTrainer.Example(ids, trained);
   }
 
   /**
@@ -241,7 +258,7 @@ public final class HfModel implements Generator, AutoCloseable {
       for (int i = from; i < Math.min(order.length, from + minibatch); i++) {
         SftTrainer.Example e = example(examples.get(order[i]));
         batch.add(e);
-        weight += e.completion().length;
+        weight += e.trainedTokens();
       }
       if (weight == 0) {
         continue; // nothing to learn from (e.g. empty completions)

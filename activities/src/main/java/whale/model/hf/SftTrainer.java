@@ -30,7 +30,34 @@ public final class SftTrainer implements AutoCloseable {
   private static final Object TRAIN_LOCK = new Object();
 
   /** One example as token ids: the loss covers {@code completion} only. */
-  public record Example(int[] prompt, int[] completion) {}
+  /**
+   * Token ids and, per token, whether it is a target to learn (the model's own tokens).
+   */
+  public record Example(int[] ids, boolean[] trained) {
+    public Example {
+      if (ids.length != trained.length) {
+        throw new IllegalArgumentException(ids.length + " ids but " + trained.length + " trained flags");
+      }
+    }
+
+    /** Tokens the loss covers. */
+    public int trainedTokens() {
+      int n = 0;
+      for (boolean t : trained) {
+        n += t ? 1 : 0;
+      }
+      return n;
+    }
+
+    /** A prompt and its completion: the loss on the completion only. */
+    public static Example of(int[] prompt, int[] completion) {
+      int[] ids = Arrays.copyOf(prompt, prompt.length + completion.length);
+      System.arraycopy(completion, 0, ids, prompt.length, completion.length);
+      boolean[] trained = new boolean[ids.length];
+      Arrays.fill(trained, prompt.length, ids.length, true);
+      return new Example(ids, trained);
+    }
+  }
 
   private final LlamaDecoder decoder;
   private final NDManager manager;
@@ -206,13 +233,12 @@ public final class SftTrainer implements AutoCloseable {
     static Batch of(List<Example> examples, int context) {
       int width = 1;
       for (Example e : examples) {
-        width = Math.max(width, Math.min(context, e.prompt().length + e.completion().length - 1));
+        width = Math.max(width, Math.min(context, e.ids().length - 1));
       }
       Batch b = new Batch(examples.size(), width);
       for (int r = 0; r < examples.size(); r++) {
         Example e = examples.get(r);
-        int[] seq = Arrays.copyOf(e.prompt(), e.prompt().length + e.completion().length);
-        System.arraycopy(e.completion(), 0, seq, e.prompt().length, e.completion().length);
+        int[] seq = e.ids();
         int start = Math.max(0, seq.length - (context + 1));
         int n = seq.length - start - 1;
         for (int i = 0; i < n; i++) {
@@ -221,8 +247,8 @@ public final class SftTrainer implements AutoCloseable {
           b.positions[at] = i;
           b.keyMask[at] = 1;
           b.targets[at] = seq[start + 1 + i];
-          // target i is seq[start + 1 + i]: a completion token iff that index is past the prompt
-          b.weights[at] = start + 1 + i >= e.prompt().length ? 1f : 0f;
+          // target i is seq[start + 1 + i]: learned iff the model wrote that token
+          b.weights[at] = e.trained()[start + 1 + i] ? 1f : 0f;
           b.weightSum += b.weights[at];
         }
       }

@@ -28,7 +28,7 @@ class SftParityTest {
   static List<SftTrainer.Example> goldenBatch(JsonNode g) {
     List<SftTrainer.Example> batch = new ArrayList<>();
     for (JsonNode row : g.path("sft").path("rows")) {
-      batch.add(new SftTrainer.Example(HfFixtures.ints(row.path("prompt")),
+      batch.add(SftTrainer.Example.of(HfFixtures.ints(row.path("prompt")),
           HfFixtures.ints(row.path("completion"))));
     }
     return batch;
