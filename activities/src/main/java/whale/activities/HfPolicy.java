@@ -15,6 +15,7 @@ import java.util.stream.Stream;
 import java.util.zip.ZipEntry;
 import java.util.zip.ZipInputStream;
 import java.util.zip.ZipOutputStream;
+import whale.model.hf.CudaCheck;
 import whale.model.hf.HfCheckpoint;
 import whale.model.hf.HfExport;
 import whale.model.hf.HfModel;
@@ -100,6 +101,16 @@ public final class HfPolicy {
   }
 
   private static HfModel load(ArtifactStore store, String ref, boolean train) {
+    try {
+      return loadOn(store, ref, train);
+    } catch (CudaCheck.GpuUnavailableException e) {
+      // this worker's environment will not grow a GPU between retries: fail for good, saying what
+      // is missing (the gpu worker started with --device cuda checks the same at start)
+      throw ApplicationFailure.newNonRetryableFailureWithCause(e.getMessage(), "GpuUnavailable", e);
+    }
+  }
+
+  private static HfModel loadOn(ArtifactStore store, String ref, boolean train) {
     Path file = store.path(ref);
     try {
       if (firstByte(file) == '{') {
@@ -116,7 +127,8 @@ public final class HfPolicy {
           throw ApplicationFailure.newNonRetryableFailureWithCause("model.path: " + e.getMessage(),
               "InvalidModel", e);
         }
-        HfModel model = HfModel.load(dir, HfModel.LINE);
+        HfModel model = HfModel.load(dir, HfModel.LINE,
+            new HfModel.Placement(base.dtype(), base.device()));
         if (train) {
           if ("lora".equals(base.finetune())) {
             var l = base.lora();
