@@ -75,6 +75,9 @@ public final class HfPolicy {
       throw ApplicationFailure.newNonRetryableFailureWithCause("model.path: " + e.getMessage(),
           "InvalidModel", e);
     }
+    if ("cuda".equals(m.device())) {
+      requireGpu(); // here already, so a run on a worker without one fails before any work
+    }
     String finetune = req.finetune() == null ? "lora" : req.finetune();
     return store.putJson(new Base(FORMAT, dir.toString(), fingerprint, m.dtype(), m.device(),
         finetune, "lora".equals(finetune)
@@ -104,10 +107,24 @@ public final class HfPolicy {
     try {
       return loadOn(store, ref, train);
     } catch (CudaCheck.GpuUnavailableException e) {
-      // this worker's environment will not grow a GPU between retries: fail for good, saying what
-      // is missing (the gpu worker started with --device cuda checks the same at start)
-      throw ApplicationFailure.newNonRetryableFailureWithCause(e.getMessage(), "GpuUnavailable", e);
+      throw noGpu(e);
     }
+  }
+
+  private static void requireGpu() {
+    try {
+      CudaCheck.require();
+    } catch (CudaCheck.GpuUnavailableException e) {
+      throw noGpu(e);
+    }
+  }
+
+  /**
+   * This worker's environment will not grow a GPU between retries: fail for good, saying what is
+   * missing (a worker started with --device cuda checks the same at start).
+   */
+  private static ApplicationFailure noGpu(CudaCheck.GpuUnavailableException e) {
+    return ApplicationFailure.newNonRetryableFailureWithCause(e.getMessage(), "GpuUnavailable", e);
   }
 
   private static HfModel loadOn(ArtifactStore store, String ref, boolean train) {
