@@ -50,6 +50,23 @@ class HfCliTest {
   }
 
   @Test
+  void aCudaWorkerWithoutAGpuRefusesToStartSayingWhatIsMissing() {
+    if (ai.djl.engine.Engine.getEngine("PyTorch").getGpuCount() > 0) {
+      return; // a GPU machine: the worker would start and wait for Temporal
+    }
+    // no Temporal service runs here: the check must come before any connection is tried
+    String err = fails("worker", "--device", "cuda", "--queues", "gpu", "--address",
+        "127.0.0.1:1");
+    assertTrue(err.startsWith("whale: model.device cuda needs a GPU this process cannot use: "), err);
+    assertTrue(err.contains("the PyTorch engine sees no GPU (Engine.getGpuCount() = 0)"), err);
+    if (System.getenv("PYTORCH_FLAVOR") == null) {
+      assertTrue(err.contains("PYTORCH_FLAVOR is not set, must be cu128"), err);
+    }
+    String bad = fails("worker", "--device", "tpu", "--address", "127.0.0.1:1");
+    assertTrue(bad.contains("--device (or WHALE_DEVICE): cpu or cuda, got 'tpu'"), bad);
+  }
+
+  @Test
   void generateMatchesTransformersGreedyTokens() throws Exception {
     JsonNode g = new ObjectMapper().readTree(FIXTURES.resolve("golden.json").toFile())
         .path("models").path("qwen2");
@@ -99,9 +116,10 @@ class HfCliTest {
         tmp.resolve("a").toString());
     assertTrue(err.contains("model.path: " + missingDir + " is not a directory"), err);
     Files.writeString(spec, "{\"model\": {\"source\": \"huggingface\", \"path\": \"x\", "
-        + "\"dtype\": \"float16\"}}");
+        + "\"dtype\": \"float16\"}, \"rsft\": {\"finetune\": \"full\"}}");
     err = fails("demo", "--spec", spec.toString(), "--artifacts", tmp.resolve("a").toString());
-    assertTrue(err.contains("model.dtype: float16 is not yet supported"), err);
+    assertTrue(err.contains("model.dtype: float16 holds the frozen base under rsft.finetune lora, "
+        + "but rsft.finetune is full"), err);
   }
 
   @Test

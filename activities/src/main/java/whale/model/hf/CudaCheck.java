@@ -118,6 +118,11 @@ public final class CudaCheck {
     return missing;
   }
 
+  /** GPUs the PyTorch engine of this process sees. */
+  public static int gpuCount() {
+    return engineGpus();
+  }
+
   private static int engineGpus() {
     return Engine.getEngine("PyTorch").getGpuCount();
   }
