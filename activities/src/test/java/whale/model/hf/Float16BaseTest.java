@@ -141,6 +141,15 @@ class Float16BaseTest {
       }
       m.save(ck);
       before = LlamaDecoderParityTest.lastLogits(m.decoder(), m.manager(), m.promptIds("What is 3 + 3?"));
+      // merged export: the float16 base widened exactly, plus scale * B A, as float32 weights
+      Path merged = tmp.resolve("merged");
+      HfExport.exportModel(m.decoder(), m.directory(), merged, true);
+      try (HfModel e = HfModel.load(merged, HfModel.LINE)) {
+        float[] exported = LlamaDecoderParityTest.lastLogits(e.decoder(), e.manager(),
+            e.promptIds("What is 3 + 3?"));
+        double diff = HfFixtures.maxAbsDiff(before, exported);
+        assertTrue(diff < 1e-4, "merged export differs by " + diff);
+      }
     }
     JsonNode meta = new ObjectMapper().readTree(ck.resolve(HfCheckpoint.META).toFile());
     assertEquals("float16", meta.path("dtype").asText());
