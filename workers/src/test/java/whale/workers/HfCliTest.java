@@ -67,6 +67,26 @@ class HfCliTest {
   }
 
   @Test
+  void generateOnAFloat16BaseGivesTheSameGreedyTokensAndRefusesCudaWithoutAGpu() throws Exception {
+    JsonNode g = new ObjectMapper().readTree(FIXTURES.resolve("golden.json").toFile())
+        .path("models").path("qwen2");
+    JsonNode p = g.path("prompts").get(0);
+    JsonNode out = new ObjectMapper().readTree(ok("generate", "--model",
+        HfRunTest.QWEN2.toString(), "--prompt", p.path("text").asText(), "--max-new-tokens", "12",
+        "--dtype", "float16", "--json"));
+    assertEquals(ints(g.path("greedy").get(0)), ints(out.path("tokens")));
+    String bad = fails("generate", "--model", HfRunTest.QWEN2.toString(), "--prompt", "x",
+        "--dtype", "bfloat16");
+    assertTrue(bad.contains("--dtype: float32 or float16, not \"bfloat16\""), bad);
+    if (ai.djl.engine.Engine.getEngine("PyTorch").getGpuCount() == 0) {
+      String err = fails("generate", "--model", HfRunTest.QWEN2.toString(), "--prompt", "x",
+          "--device", "cuda");
+      assertTrue(err.startsWith("whale: model.device cuda needs a GPU this process cannot use: "),
+          err);
+    }
+  }
+
+  @Test
   void generateMatchesTransformersGreedyTokens() throws Exception {
     JsonNode g = new ObjectMapper().readTree(FIXTURES.resolve("golden.json").toFile())
         .path("models").path("qwen2");
