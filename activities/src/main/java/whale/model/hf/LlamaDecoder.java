@@ -37,8 +37,9 @@ import whale.model.Scalars;
  * per-call manager rather than to the weights' long-lived one (as in TinyGpt).
  *
  * <p>A float16 base ({@link #load(Path, NDManager, DataType)}) holds its matrices (embeddings,
- * projections, lm_head: all but ~0.1% of the parameters) in float16; norms, biases, LoRA adapters
- * and the residual stream stay float32. See {@link #matmulT} for where the arithmetic happens.
+ * projections, lm_head: all but 0.6% of the fixtures' parameters, far less of a real model's) in
+ * float16; norms, biases, LoRA adapters and the residual stream stay float32. See {@link #matmulT}
+ * for where the arithmetic happens.
  */
 public final class LlamaDecoder {
   /** Added to masked attention scores: finite, so a row with every key masked gives no NaN. */
@@ -261,9 +262,9 @@ public final class LlamaDecoder {
    * one product and the copy dropped: libtorch's CPU half GEMM measured 3x slower than float32
    * here (64x1024 by 1024x1024: 4.2 ms vs 1.3 ms; 1.7 ms with the upcast) and rounds its output to
    * float16 (twice the upcast's error), so the base's only error is the rounding of its weights.
-   * On a GPU it multiplies in float16 (tensor cores, float32 accumulation in cuBLAS) and the result
-   * returns to float32, as torch.autocast does for linear layers; norms, softmax and the residual
-   * stream stay float32 either way.
+   * On a GPU it multiplies in float16 (tensor cores; not yet measured here) and the result returns
+   * to float32, as torch.autocast does for linear layers; norms, softmax and the residual stream
+   * stay float32 either way.
    */
   private NDArray matmulT(NDArray x, NDArray w) {
     if (w.getDataType() == DataType.FLOAT32) {
