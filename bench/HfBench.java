@@ -1,3 +1,4 @@
+import ai.djl.Device;
 import ai.djl.engine.Engine;
 import ai.djl.ndarray.NDArray;
 import ai.djl.ndarray.NDManager;
@@ -21,13 +22,16 @@ import whale.model.hf.SftTrainer;
  * sampler and of the no-cache loop it replaces (every step recomputes the whole prefix, as the
  * built-in model's sampler does), batch 64, 32-token prompts, 64 new tokens, greedy; and SFT
  * tokens/s of one full fine-tuning step (16 rows of 96 tokens). Best of 3 after a warm-up (the no-cache loop: one run). Not a test.
+ * {@code -Dwhale.bench.device=cuda} (bench/gpu-check): on the GPU, float32.
  */
 public class HfBench {
   static final int BATCH = 64, PROMPT = 32, NEW = 64, SFT_ROWS = 16, SFT_LEN = 96;
 
   public static void main(String[] args) throws Exception {
+    String device = System.getProperty("whale.bench.device", "cpu");
+    HfModel.Placement placement = new HfModel.Placement("float32", device);
     for (String dir : args) {
-      try (HfModel m = HfModel.load(Path.of(dir), List.of())) {
+      try (HfModel m = HfModel.load(Path.of(dir), List.of(), placement)) {
         LlamaDecoder d = m.decoder();
         SplittableRandom rng = new SplittableRandom(1);
         int vocab = d.config().vocabSize();
@@ -39,7 +43,7 @@ public class HfBench {
           }
           rows.add(new KvSampler.Row(prompts[r], r, NEW));
         }
-        try (NDManager nm = NDManager.newBaseManager()) {
+        try (NDManager nm = NDManager.newBaseManager(device.equals("cuda") ? Device.gpu() : Device.cpu())) {
           double kv = best(() -> KvSampler.sample(d, nm, rows, Sampling.GREEDY, Set.of(), 0,
               KvSampler.Stop.NEVER));
           double noCache = once(() -> noCache(d, nm, prompts)); // slow: one run, the JIT is warm
@@ -55,8 +59,8 @@ public class HfBench {
           m.trainFull();
           double sft = best(() -> m.trainer().step(batch, 1e-4f));
           long params = d.weights().values().stream().mapToLong(NDArray::size).sum();
-          System.out.printf("whale %s params=%d kv_new_tok_s=%.0f nocache_new_tok_s=%.0f sft_tok_s=%.0f%n",
-              Path.of(dir).getFileName(), params, BATCH * NEW / kv, BATCH * NEW / noCache,
+          System.out.printf("whale %s device=%s params=%d kv_new_tok_s=%.0f nocache_new_tok_s=%.0f sft_tok_s=%.0f%n",
+              Path.of(dir).getFileName(), device, params, BATCH * NEW / kv, BATCH * NEW / noCache,
               SFT_ROWS * (SFT_LEN - 1) / sft);
         }
       }

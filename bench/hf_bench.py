@@ -42,21 +42,31 @@ def best(fn, repeats=3):
     return min(times)
 
 
+# DEVICE=cuda (bench/gpu-check): the same runs on the GPU, synchronized before each clock read
+DEVICE = os.environ.get("DEVICE", "cpu")
+
+
+def sync():
+    if DEVICE == "cuda":
+        torch.cuda.synchronize()
+
+
 def timed(path):
-    model = transformers.AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32)
+    model = transformers.AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32).to(DEVICE)
     model.eval()
     g = torch.Generator().manual_seed(1)
-    ids = torch.randint(3, model.config.vocab_size, (BATCH, PROMPT), generator=g)
+    ids = torch.randint(3, model.config.vocab_size, (BATCH, PROMPT), generator=g).to(DEVICE)
     mask = torch.ones_like(ids)
 
     def gen():
         with torch.no_grad():
             model.generate(input_ids=ids, attention_mask=mask, do_sample=False, max_new_tokens=NEW,
                            min_new_tokens=NEW, pad_token_id=0)
+        sync()
     t_gen = best(gen)
     model.train()
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
-    batch = torch.randint(3, model.config.vocab_size, (SFT_ROWS, SFT_LEN), generator=g)
+    batch = torch.randint(3, model.config.vocab_size, (SFT_ROWS, SFT_LEN), generator=g).to(DEVICE)
 
     def step():
         logits = model(input_ids=batch[:, :-1]).logits
@@ -65,9 +75,10 @@ def timed(path):
         loss.backward()
         opt.step()
         opt.zero_grad()
+        sync()
     t_sft = best(step)
     params = sum(p.numel() for p in model.parameters())
-    print(f"transformers {os.path.basename(path.rstrip('/'))} params={params} "
+    print(f"transformers {os.path.basename(path.rstrip('/'))} device={DEVICE} params={params} "
           f"generate_new_tok_s={BATCH * NEW / t_gen:.0f} sft_tok_s={SFT_ROWS * (SFT_LEN - 1) / t_sft:.0f}")
 
 

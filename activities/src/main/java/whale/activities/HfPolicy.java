@@ -15,6 +15,7 @@ import java.util.stream.Stream;
 import java.util.zip.ZipEntry;
 import java.util.zip.ZipInputStream;
 import java.util.zip.ZipOutputStream;
+import whale.model.hf.CudaCheck;
 import whale.model.hf.HfCheckpoint;
 import whale.model.hf.HfExport;
 import whale.model.hf.HfModel;
@@ -74,6 +75,9 @@ public final class HfPolicy {
       throw ApplicationFailure.newNonRetryableFailureWithCause("model.path: " + e.getMessage(),
           "InvalidModel", e);
     }
+    if ("cuda".equals(m.device())) {
+      requireGpu(); // here already, so a run on a worker without one fails before any work
+    }
     String finetune = req.finetune() == null ? "lora" : req.finetune();
     return store.putJson(new Base(FORMAT, dir.toString(), fingerprint, m.dtype(), m.device(),
         finetune, "lora".equals(finetune)
@@ -100,6 +104,30 @@ public final class HfPolicy {
   }
 
   private static HfModel load(ArtifactStore store, String ref, boolean train) {
+    try {
+      return loadOn(store, ref, train);
+    } catch (CudaCheck.GpuUnavailableException e) {
+      throw noGpu(e);
+    }
+  }
+
+  private static void requireGpu() {
+    try {
+      CudaCheck.require();
+    } catch (CudaCheck.GpuUnavailableException e) {
+      throw noGpu(e);
+    }
+  }
+
+  /**
+   * This worker's environment will not grow a GPU between retries: fail for good, saying what is
+   * missing (a worker started with --device cuda checks the same at start).
+   */
+  private static ApplicationFailure noGpu(CudaCheck.GpuUnavailableException e) {
+    return ApplicationFailure.newNonRetryableFailureWithCause(e.getMessage(), "GpuUnavailable", e);
+  }
+
+  private static HfModel loadOn(ArtifactStore store, String ref, boolean train) {
     Path file = store.path(ref);
     try {
       if (firstByte(file) == '{') {
@@ -116,7 +144,8 @@ public final class HfPolicy {
           throw ApplicationFailure.newNonRetryableFailureWithCause("model.path: " + e.getMessage(),
               "InvalidModel", e);
         }
-        HfModel model = HfModel.load(dir, HfModel.LINE);
+        HfModel model = HfModel.load(dir, HfModel.LINE,
+            new HfModel.Placement(base.dtype(), base.device()));
         if (train) {
           if ("lora".equals(base.finetune())) {
             var l = base.lora();

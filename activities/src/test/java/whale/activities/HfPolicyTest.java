@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import ai.djl.ndarray.types.DataType;
 import io.temporal.failure.ApplicationFailure;
 import java.net.URISyntaxException;
 import java.nio.file.Files;
@@ -61,6 +62,55 @@ class HfPolicyTest {
         null, null, null, null);
     assertEquals(List.of(), SpecValidator.problems(spec));
     return BaseModelRequest.of(spec, TASK, 11);
+  }
+
+  static BaseModelRequest request(Path dir, String dtype, String device) {
+    ExperimentSpec spec = new ExperimentSpec(null, null, 3L, null, null,
+        new ExperimentSpec.ModelSpec(null, null, null, null, null, null, null, null,
+            ExperimentSpec.ModelSpec.HUGGINGFACE, dir.toString(), dtype, device, null),
+        null, null, null, null, null);
+    assertEquals(List.of(), SpecValidator.problems(spec));
+    return BaseModelRequest.of(spec, TASK, 11);
+  }
+
+  @Test
+  void aFloat16BaseTrainsLoraAndItsStepReloadsInFloat16() throws Exception {
+    String base = weights.prepareBaseModel(request(fixture("qwen2"), "float16", "cpu"));
+    assertEquals("float16", runtime.store().getJson(base, HfPolicy.Base.class).dtype());
+    List<SftExample> ex = List.of(new SftExample("Q: 1+1\nA:", " 2\n"));
+    String ref;
+    try (HfModel m = HfPolicy.loadForTraining(runtime.store(), base)) {
+      assertEquals(DataType.FLOAT16, m.decoder().baseType());
+      m.sft(ex, 1, 1e-2f, 1);
+      ref = HfPolicy.save(runtime.store(), m);
+    }
+    try (HfModel m = HfPolicy.loadForSampling(runtime.store(), ref)) {
+      assertEquals(DataType.FLOAT16, m.decoder().baseType());
+      assertFalse(m.decoder().adapters().isEmpty());
+    }
+  }
+
+  @Test
+  void cudaOnAWorkerWithoutAGpuFailsForGoodSayingWhatIsMissing() throws Exception {
+    if (ai.djl.engine.Engine.getEngine("PyTorch").getGpuCount() > 0) {
+      return; // a GPU machine: nothing is missing
+    }
+    ApplicationFailure f = assertThrows(ApplicationFailure.class,
+        () -> weights.prepareBaseModel(request(fixture("qwen2"), "float16", "cuda")));
+    assertTrue(f.isNonRetryable());
+    assertEquals("GpuUnavailable", f.getType());
+    String msg = f.getOriginalMessage();
+    assertTrue(msg.startsWith("model.device cuda needs a GPU this process cannot use: ")
+        && msg.contains("the PyTorch engine sees no GPU (Engine.getGpuCount() = 0)"), msg);
+    // a base stored where a GPU was (written here as that worker would): loading it fails alike
+    String ref = runtime.store().putJson(new HfPolicy.Base(HfPolicy.FORMAT,
+        fixture("qwen2").toAbsolutePath().normalize().toString(),
+        HfCheckpoint.fingerprint(fixture("qwen2")), "float32", "cuda", "lora",
+        ExperimentSpec.LoraSpec.defaults(), 11));
+    ApplicationFailure g = assertThrows(ApplicationFailure.class,
+        () -> HfPolicy.loadForSampling(runtime.store(), ref));
+    assertTrue(g.isNonRetryable());
+    assertEquals(msg, g.getOriginalMessage());
   }
 
   @Test

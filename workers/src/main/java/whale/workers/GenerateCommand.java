@@ -47,6 +47,14 @@ public class GenerateCommand implements Callable<Integer> {
   @Option(names = "--json", description = "Print {\"text\", \"tokens\", \"promptTokens\"}")
   boolean json;
 
+  @Option(names = "--dtype", defaultValue = "float32", description = "A model directory's base "
+      + "weights: float32 (default) or float16 (a checkpoint reference keeps its own)")
+  String dtype;
+
+  @Option(names = "--device", defaultValue = "cpu", description = "A model directory's device: cpu "
+      + "(default) or cuda (a checkpoint reference keeps its own)")
+  String device;
+
   @Option(names = "--artifacts", description = "Artifact store a reference is read from "
       + "(default: $WHALE_ARTIFACTS or ./whale-artifacts)")
   Path artifacts;
@@ -80,7 +88,14 @@ public class GenerateCommand implements Callable<Integer> {
       throw new ParameterException(spec.commandLine(), "--model: " + model
           + " is neither a directory nor a checkpoint reference (sha256:...)");
     }
+    HfModel.Placement placement;
+    try {
+      placement = new HfModel.Placement(dtype, device);
+    } catch (IllegalArgumentException e) {
+      throw new ParameterException(spec.commandLine(), e.getMessage().replace("model.", "--"));
+    }
     HfPolicy.checkDirectory(dir);
-    return HfModel.load(dir, List.of()); // no stop strings: as transformers' generate
+    // no stop strings: as transformers' generate
+    return HfModel.load(dir, List.of(), placement);
   }
 }

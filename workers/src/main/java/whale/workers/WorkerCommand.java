@@ -6,12 +6,18 @@ import java.util.EnumSet;
 import java.util.concurrent.CountDownLatch;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
 import whale.activities.ActivityRuntime;
+import whale.model.hf.CudaCheck;
 
 @Command(name = "worker", mixinStandardHelpOptions = true,
     description = "Serve whale task queues against a Temporal service until stopped.")
 public class WorkerCommand implements java.util.concurrent.Callable<Integer> {
+  @Spec CommandSpec spec;
+
   @Mixin Connection connection;
 
   @Option(names = "--queues", defaultValue = "control,gpu,harness,eval",
@@ -22,6 +28,11 @@ public class WorkerCommand implements java.util.concurrent.Callable<Integer> {
       + "(default: $WHALE_ARTIFACTS or ./whale-artifacts).")
   Path artifacts;
 
+  @Option(names = "--device", description = "cpu or cuda: with cuda, refuse to start unless the "
+      + "PyTorch engine sees a GPU, saying what is missing (default: $WHALE_DEVICE, else cpu). "
+      + "Runs whose spec says model.device cuda need their gpu and eval workers started so.")
+  String device;
+
   @Option(names = "--metrics-port", description = "Serve Prometheus metrics on this port at /metrics "
       + "(default: $WHALE_METRICS_PORT, else off)")
   Integer metricsPort;
@@ -29,6 +40,17 @@ public class WorkerCommand implements java.util.concurrent.Callable<Integer> {
   @Override
   public Integer call() throws Exception {
     EnumSet<Queue> qs = Queue.parse(queues);
+    if (device == null) {
+      device = System.getenv().getOrDefault("WHALE_DEVICE", "cpu");
+    }
+    if (!device.equals("cpu") && !device.equals("cuda")) {
+      throw new ParameterException(spec.commandLine(), "--device (or WHALE_DEVICE): cpu or cuda, "
+          + "got '" + device + "'");
+    }
+    if (device.equals("cuda")) {
+      CudaCheck.require(); // before connecting: a worker that cannot use the GPU takes no task
+      System.out.println("GPU: the PyTorch engine sees " + CudaCheck.gpuCount() + " GPU(s)");
+    }
     if (metricsPort == null && System.getenv("WHALE_METRICS_PORT") != null) {
       metricsPort = Integer.parseInt(System.getenv("WHALE_METRICS_PORT"));
     }

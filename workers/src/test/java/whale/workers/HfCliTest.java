@@ -50,6 +50,43 @@ class HfCliTest {
   }
 
   @Test
+  void aCudaWorkerWithoutAGpuRefusesToStartSayingWhatIsMissing() {
+    if (ai.djl.engine.Engine.getEngine("PyTorch").getGpuCount() > 0) {
+      return; // a GPU machine: the worker would start and wait for Temporal
+    }
+    // no Temporal service runs here: the check must come before any connection is tried
+    String err = fails("worker", "--device", "cuda", "--queues", "gpu", "--address",
+        "127.0.0.1:1");
+    assertTrue(err.startsWith("whale: model.device cuda needs a GPU this process cannot use: "), err);
+    assertTrue(err.contains("the PyTorch engine sees no GPU (Engine.getGpuCount() = 0)"), err);
+    if (System.getenv("PYTORCH_FLAVOR") == null) {
+      assertTrue(err.contains("PYTORCH_FLAVOR is not set, must be cu128"), err);
+    }
+    String bad = fails("worker", "--device", "tpu", "--address", "127.0.0.1:1");
+    assertTrue(bad.contains("--device (or WHALE_DEVICE): cpu or cuda, got 'tpu'"), bad);
+  }
+
+  @Test
+  void generateOnAFloat16BaseGivesTheSameGreedyTokensAndRefusesCudaWithoutAGpu() throws Exception {
+    JsonNode g = new ObjectMapper().readTree(FIXTURES.resolve("golden.json").toFile())
+        .path("models").path("qwen2");
+    JsonNode p = g.path("prompts").get(0);
+    JsonNode out = new ObjectMapper().readTree(ok("generate", "--model",
+        HfRunTest.QWEN2.toString(), "--prompt", p.path("text").asText(), "--max-new-tokens", "12",
+        "--dtype", "float16", "--json"));
+    assertEquals(ints(g.path("greedy").get(0)), ints(out.path("tokens")));
+    String bad = fails("generate", "--model", HfRunTest.QWEN2.toString(), "--prompt", "x",
+        "--dtype", "bfloat16");
+    assertTrue(bad.contains("--dtype: float32 or float16, not \"bfloat16\""), bad);
+    if (ai.djl.engine.Engine.getEngine("PyTorch").getGpuCount() == 0) {
+      String err = fails("generate", "--model", HfRunTest.QWEN2.toString(), "--prompt", "x",
+          "--device", "cuda");
+      assertTrue(err.startsWith("whale: model.device cuda needs a GPU this process cannot use: "),
+          err);
+    }
+  }
+
+  @Test
   void generateMatchesTransformersGreedyTokens() throws Exception {
     JsonNode g = new ObjectMapper().readTree(FIXTURES.resolve("golden.json").toFile())
         .path("models").path("qwen2");
@@ -99,9 +136,10 @@ class HfCliTest {
         tmp.resolve("a").toString());
     assertTrue(err.contains("model.path: " + missingDir + " is not a directory"), err);
     Files.writeString(spec, "{\"model\": {\"source\": \"huggingface\", \"path\": \"x\", "
-        + "\"dtype\": \"float16\"}}");
+        + "\"dtype\": \"float16\"}, \"rsft\": {\"finetune\": \"full\"}}");
     err = fails("demo", "--spec", spec.toString(), "--artifacts", tmp.resolve("a").toString());
-    assertTrue(err.contains("model.dtype: float16 is not yet supported"), err);
+    assertTrue(err.contains("model.dtype: float16 holds the frozen base under rsft.finetune lora, "
+        + "but rsft.finetune is full"), err);
   }
 
   @Test

@@ -139,8 +139,9 @@ public record ExperimentSpec(
    * @param source {@code builtin} (absent) or {@code huggingface}
    * @param path huggingface: the model directory (config.json, safetensors, tokenizer.json), which
    *     every gpu and eval worker must be able to read at this same path
-   * @param dtype huggingface: the compute type (float32, the default; others not yet supported)
-   * @param device huggingface: where it runs (cpu, the default)
+   * @param dtype huggingface: the base weights' type: float32 (the default), or float16 for the
+   *     frozen base under LoRA (adapters and their AdamW state stay float32)
+   * @param device huggingface: where it runs: cpu (the default) or cuda
    */
   public record ModelSpec(
       Integer contextLength,

@@ -117,18 +117,19 @@ public final class SpecValidator {
       if (m.path() == null || m.path().isBlank()) {
         problems.add("model.path: model.source huggingface needs the model directory");
       }
-      if (m.dtype().equals("float16") || m.dtype().equals("bfloat16")) {
-        problems.add("model.dtype: " + m.dtype() + " is not yet supported: whale's Hugging Face "
-            + "path computes in float32 (half-precision weights are upcast when loaded)");
+      if (m.dtype().equals("bfloat16")) {
+        problems.add("model.dtype: bfloat16 is not supported (DJL's PyTorch engine aborts on "
+            + "bfloat16 tensors); bfloat16 checkpoints load as float32 or float16");
       } else {
-        oneOf("model.dtype", m.dtype(), Set.of("float32"));
+        oneOf("model.dtype", m.dtype(), Set.of("float32", "float16"));
       }
-      if (m.device().equals("cuda")) {
-        problems.add("model.device: cuda is not wired yet: the GPU route needs the CUDA torch "
-            + "wheel's libraries (PYTORCH_LIBRARY_PATH, see platform-notes); use cpu");
-      } else {
-        oneOf("model.device", m.device(), Set.of("cpu"));
+      if (m.dtype().equals("float16") && !"lora".equals(s.finetune())) {
+        problems.add("model.dtype: float16 holds the frozen base under rsft.finetune lora, but "
+            + "rsft.finetune is " + s.finetune() + ": trainable parameters and AdamW moments stay "
+            + "float32 (use model.dtype float32 for full fine-tuning)");
       }
+      // cpu or cuda: whether the worker can reach a GPU is checked where the model loads
+      oneOf("model.device", m.device(), Set.of("cpu", "cuda"));
     } else {
       for (String[] f : new String[][] {{"path", m.path()}, {"dtype", m.dtype()},
           {"device", m.device()}}) {

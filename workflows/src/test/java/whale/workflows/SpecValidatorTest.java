@@ -364,16 +364,16 @@ class SpecValidatorTest {
             "only read when model.source is huggingface"),
         Arguments.of("{\"model\": {\"device\": \"cpu\"}}", "model.device",
             "only read when model.source is huggingface"),
-        Arguments.of("{\"model\": {" + HF + ", \"dtype\": \"float16\"}}", "model.dtype",
-            "float16 is not yet supported"),
+        Arguments.of("{\"model\": {" + HF + ", \"dtype\": \"float16\"}, \"rsft\": "
+            + "{\"finetune\": \"full\"}}", "model.dtype",
+            "float16 holds the frozen base under rsft.finetune lora, but rsft.finetune is full: "
+            + "trainable parameters and AdamW moments stay float32"),
         Arguments.of("{\"model\": {" + HF + ", \"dtype\": \"bfloat16\"}}", "model.dtype",
-            "bfloat16 is not yet supported"),
+            "bfloat16 is not supported"),
         Arguments.of("{\"model\": {" + HF + ", \"dtype\": \"int8\"}}", "model.dtype",
-            "must be one of [float32], got 'int8'"),
-        Arguments.of("{\"model\": {" + HF + ", \"device\": \"cuda\"}}", "model.device",
-            "cuda is not wired yet"),
+            "must be one of [float16, float32], got 'int8'"),
         Arguments.of("{\"model\": {" + HF + ", \"device\": \"tpu\"}}", "model.device",
-            "must be one of [cpu], got 'tpu'"),
+            "must be one of [cpu, cuda], got 'tpu'"),
         Arguments.of("{\"model\": {" + HF + ", \"revision\": \"main\"}}", "model.revision",
             "unknown field"),
         Arguments.of("{\"rsft\": {\"finetune\": \"qlora\"}}", "rsft.finetune",
@@ -415,6 +415,12 @@ class SpecValidatorTest {
     ExperimentSpec full = SpecJson.parse("{\"model\": {" + HF + "}, \"rsft\": {\"finetune\": \"full\"}}");
     assertEquals("full", full.finetune());
     assertEquals("full", ExperimentSpec.defaults().finetune());
+    // a float16 base under LoRA (the default finetune for huggingface) on cuda is a valid spec
+    ExperimentSpec half = SpecJson.parse("{\"model\": {" + HF
+        + ", \"dtype\": \"float16\", \"device\": \"cuda\"}}");
+    assertEquals("float16", half.model().dtype());
+    assertEquals("cuda", half.model().device());
+    assertEquals("lora", half.finetune());
     // a builtin spec writes none of the new fields: its JSON (and every memo key) is as before
     String json = SpecJson.write(ExperimentSpec.defaults());
     for (String field : List.of("source", "path", "dtype", "device", "finetune", "lora")) {

@@ -26,7 +26,10 @@ import whale.model.AdamW;
  * A training checkpoint of an {@link HfModel}, as a directory that is also what transformers/peft
  * load: for LoRA the PEFT adapter only (megabytes) plus a fingerprint of the base directory it
  * needs; for full fine-tuning a float32 model directory. Beside it, AdamW's state
- * ({@code optimizer.safetensors}: m/NAME, v/NAME) and {@code whale_checkpoint.json}.
+ * ({@code optimizer.safetensors}: m/NAME, v/NAME) and {@code whale_checkpoint.json}, which also
+ * records the base's {@code dtype} (a LoRA base reloads in the precision it was trained on; always
+ * float32 for full) and the {@code device}; checkpoints written before these fields read as
+ * float32 on cpu.
  */
 public final class HfCheckpoint {
   public static final String META = "whale_checkpoint.json";
@@ -57,6 +60,8 @@ public final class HfCheckpoint {
     Safetensors.writeF32(tmp.resolve(OPTIMIZER), values, shapes);
     ObjectNode meta = JSON.createObjectNode();
     meta.put("finetune", lora ? "lora" : "full");
+    meta.put("dtype", model.placement().dtype());
+    meta.put("device", model.placement().device());
     meta.put("base", model.directory().toAbsolutePath().toString());
     meta.put("baseFingerprint", fingerprint(model.directory()));
     meta.put("optimizerSteps", opt.stepCount());
@@ -75,6 +80,13 @@ public final class HfCheckpoint {
     }
     JsonNode meta = JSON.readTree(metaFile.toFile());
     String finetune = meta.path("finetune").asText();
+    HfModel.Placement placement;
+    try {
+      placement = new HfModel.Placement(meta.path("dtype").asText("float32"),
+          meta.path("device").asText("cpu"));
+    } catch (IllegalArgumentException e) {
+      throw new IOException(metaFile + ": " + e.getMessage(), e);
+    }
     HfModel model;
     if (finetune.equals("lora")) {
       Path base = Path.of(meta.path("base").asText());
@@ -84,7 +96,7 @@ public final class HfCheckpoint {
             ? " no longer holds the weights this adapter was trained on (config.json or safetensors"
               + " headers changed)" : " does not exist"));
       }
-      model = HfModel.load(base, stopStrings);
+      model = HfModel.load(base, stopStrings, placement);
       try {
         LoraAdapters.load(model.decoder(), model.manager(), dir);
         model.resumeTraining(SftTrainer.lora(model.decoder(), model.manager()));
@@ -93,7 +105,7 @@ public final class HfCheckpoint {
         throw e;
       }
     } else if (finetune.equals("full")) {
-      model = HfModel.load(dir, stopStrings);
+      model = HfModel.load(dir, stopStrings, placement);
       model.resumeTraining(SftTrainer.full(model.decoder(), model.manager()));
     } else {
       throw new IOException(metaFile + ": field \"finetune\": \"" + finetune

@@ -1,6 +1,7 @@
 package whale.model.hf;
 
 import ai.djl.ndarray.NDArray;
+import ai.djl.ndarray.types.DataType;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.IOException;
@@ -86,8 +87,9 @@ public final class HfExport {
       if (lora == null) {
         put(values, shapes, e.getKey(), e.getValue());
       } else {
-        try (NDArray delta = lora.b().matMul(lora.a()).mul(lora.scale());
-            NDArray merged = e.getValue().add(delta)) {
+        try (NDArray w = e.getValue().toType(DataType.FLOAT32, true);
+            NDArray delta = lora.b().matMul(lora.a()).mul(lora.scale());
+            NDArray merged = w.add(delta)) {
           put(values, shapes, e.getKey(), merged);
         }
       }
@@ -107,7 +109,13 @@ public final class HfExport {
 
   private static void put(Map<String, float[]> values, Map<String, long[]> shapes, String name,
       NDArray a) {
-    values.put(name, a.toFloatArray());
+    if (a.getDataType() != DataType.FLOAT32) { // a float16 base is written widened, exactly
+      try (NDArray wide = a.toType(DataType.FLOAT32, true)) {
+        values.put(name, wide.toFloatArray());
+      }
+    } else {
+      values.put(name, a.toFloatArray());
+    }
     shapes.put(name, a.getShape().getShape());
   }
 }

@@ -1,6 +1,8 @@
 package whale.model.hf;
 
+import ai.djl.Device;
 import ai.djl.ndarray.NDManager;
+import ai.djl.ndarray.types.DataType;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -39,16 +41,45 @@ public final class HfModel implements Generator, AutoCloseable {
   /** whale's Generator contract: a completion is one line. */
   public static final List<String> LINE = List.of("\n");
 
+  /**
+   * Where the model lives and in what precision: {@code model.dtype} (float32, or float16 for the
+   * frozen base under LoRA) and {@code model.device} (cpu or cuda) of the spec.
+   */
+  public record Placement(String dtype, String device) {
+    public static final Placement CPU_FLOAT32 = new Placement("float32", "cpu");
+
+    public Placement {
+      dtype = dtype == null ? "float32" : dtype;
+      device = device == null ? "cpu" : device;
+      if (!dtype.equals("float32") && !dtype.equals("float16")) {
+        throw new IllegalArgumentException("model.dtype: float32 or float16, not \"" + dtype + "\"");
+      }
+      if (!device.equals("cpu") && !device.equals("cuda")) {
+        throw new IllegalArgumentException("model.device: cpu or cuda, not \"" + device + "\"");
+      }
+    }
+
+    DataType baseType() {
+      return dtype.equals("float16") ? DataType.FLOAT16 : DataType.FLOAT32;
+    }
+
+    boolean cuda() {
+      return device.equals("cuda");
+    }
+  }
+
   private final Path dir;
+  private final Placement placement;
   private final NDManager manager;
   private final LlamaDecoder decoder;
   private final HfTokenizer tokenizer;
   private final List<String> stopStrings;
   private SftTrainer trainer;
 
-  private HfModel(Path dir, NDManager manager, LlamaDecoder decoder, HfTokenizer tokenizer,
-      List<String> stopStrings) {
+  private HfModel(Path dir, Placement placement, NDManager manager, LlamaDecoder decoder,
+      HfTokenizer tokenizer, List<String> stopStrings) {
     this.dir = dir;
+    this.placement = placement;
     this.manager = manager;
     this.decoder = decoder;
     this.tokenizer = tokenizer;
@@ -57,10 +88,23 @@ public final class HfModel implements Generator, AutoCloseable {
 
   /** Loads {@code dir}; completions stop at EOS or after any of {@code stopStrings}. */
   public static HfModel load(Path dir, List<String> stopStrings) throws IOException {
-    NDManager manager = NDManager.newBaseManager();
+    return load(dir, stopStrings, Placement.CPU_FLOAT32);
+  }
+
+  /**
+   * As {@link #load(Path, List)}, on {@code placement}'s device and precision. On cuda, a process
+   * whose engine sees no GPU gets a {@link CudaCheck.GpuUnavailableException} naming what is
+   * missing, before any weight is read.
+   */
+  public static HfModel load(Path dir, List<String> stopStrings, Placement placement)
+      throws IOException {
+    if (placement.cuda()) {
+      CudaCheck.require();
+    }
+    NDManager manager = NDManager.newBaseManager(placement.cuda() ? Device.gpu() : Device.cpu());
     try {
-      LlamaDecoder decoder = LlamaDecoder.load(dir, manager);
-      return new HfModel(dir, manager, decoder, HfTokenizer.load(dir), stopStrings);
+      LlamaDecoder decoder = LlamaDecoder.load(dir, manager, placement.baseType());
+      return new HfModel(dir, placement, manager, decoder, HfTokenizer.load(dir), stopStrings);
     } catch (IOException | RuntimeException e) {
       manager.close();
       throw e;
@@ -69,6 +113,10 @@ public final class HfModel implements Generator, AutoCloseable {
 
   public Path directory() {
     return dir;
+  }
+
+  public Placement placement() {
+    return placement;
   }
 
   public LlamaDecoder decoder() {
@@ -192,6 +240,11 @@ public final class HfModel implements Generator, AutoCloseable {
   /** Fine-tune every weight from now on. */
   public synchronized void trainFull() {
     checkNotTraining();
+    if (decoder.baseType() != DataType.FLOAT32) {
+      throw new IllegalStateException("model.dtype float16 holds a frozen base for rsft.finetune "
+          + "lora; full fine-tuning trains every weight, and trainable parameters and AdamW moments "
+          + "stay float32");
+    }
     trainer = SftTrainer.full(decoder, manager);
   }
 

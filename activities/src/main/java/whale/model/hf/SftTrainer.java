@@ -80,6 +80,10 @@ public final class SftTrainer implements AutoCloseable {
 
   /** Full fine-tuning: every weight of the decoder trains. */
   public static SftTrainer full(LlamaDecoder decoder, NDManager manager) {
+    if (decoder.baseType() != DataType.FLOAT32) {
+      throw new IllegalArgumentException("a " + decoder.baseType() + " base cannot be fine-tuned in"
+          + " full: trainable parameters and AdamW moments are float32 (train LoRA adapters)");
+    }
     return new SftTrainer(decoder, manager, new LinkedHashMap<>(decoder.weights()));
   }
 

@@ -1,5 +1,7 @@
 package whale.model.hf;
 
+import ai.djl.Device;
+import ai.djl.ndarray.NDManager;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
@@ -14,9 +16,33 @@ import java.util.List;
  */
 final class HfFixtures {
   static final List<String> MODELS = List.of("llama", "llama3", "qwen2", "qwen3", "mistral");
+  /**
+   * Where the parity tests run: cpu, or cuda with {@code -Dwhale.test.device=cuda} (or env
+   * WHALE_TEST_DEVICE=cuda), which bench/gpu-check sets on a GPU machine.
+   */
+  static final String DEVICE = System.getProperty("whale.test.device",
+      System.getenv().getOrDefault("WHALE_TEST_DEVICE", "cpu"));
   private static JsonNode golden;
 
   private HfFixtures() {}
+
+  static boolean cuda() {
+    return new HfModel.Placement("float32", DEVICE).device().equals("cuda");
+  }
+
+  /** A manager on the test device; on cuda, a process that cannot use a GPU fails saying why. */
+  static NDManager manager() {
+    if (cuda()) {
+      CudaCheck.require();
+      return NDManager.newBaseManager(Device.gpu());
+    }
+    return NDManager.newBaseManager();
+  }
+
+  /** {@code dtype} on the test device. */
+  static HfModel.Placement placement(String dtype) {
+    return new HfModel.Placement(dtype, DEVICE);
+  }
 
   static Path root() {
     try {

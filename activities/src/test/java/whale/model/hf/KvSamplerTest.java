@@ -39,7 +39,7 @@ class KvSamplerTest {
   @ValueSource(strings = {"llama", "llama3", "qwen2", "qwen3", "mistral"})
   void greedyMatchesTransformersInOneBatch(String model) throws Exception {
     JsonNode g = HfFixtures.golden(model);
-    try (HfModel m = HfModel.load(HfFixtures.dir(model), List.of())) {
+    try (HfModel m = HfModel.load(HfFixtures.dir(model), List.of(), HfFixtures.placement("float32"))) {
       assertEquals(HfFixtures.ints(g.path("eos")).length, m.tokenizer().eosIds().size());
       List<KvSampler.Row> rows = new ArrayList<>();
       for (JsonNode p : g.path("prompts")) {

@@ -17,7 +17,7 @@ class LlamaDecoderParityTest {
   @ValueSource(strings = {"llama", "llama3", "qwen2", "qwen3", "mistral"})
   void logitsMatchTransformers(String model) throws Exception {
     JsonNode g = HfFixtures.golden(model);
-    try (NDManager manager = NDManager.newBaseManager()) {
+    try (NDManager manager = HfFixtures.manager()) {
       LlamaDecoder decoder = LlamaDecoder.load(HfFixtures.dir(model), manager);
       double worst = 0;
       for (int i = 0; i < g.path("prompts").size(); i++) {

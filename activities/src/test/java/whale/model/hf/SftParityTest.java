@@ -52,7 +52,7 @@ class SftParityTest {
   @ValueSource(strings = {"llama", "llama3", "qwen2", "qwen3", "mistral"})
   void fullFineTuningLossAndGradientsMatchTransformers(String model) throws Exception {
     JsonNode g = HfFixtures.golden(model);
-    try (NDManager m = NDManager.newBaseManager()) {
+    try (NDManager m = HfFixtures.manager()) {
       LlamaDecoder d = LlamaDecoder.load(HfFixtures.dir(model), m);
       try (SftTrainer t = SftTrainer.full(d, m)) {
         float[] loss = new float[1];
@@ -71,7 +71,7 @@ class SftParityTest {
   @Test
   void gradientAccumulationGivesTheWholeBatchGradients() throws Exception {
     JsonNode g = HfFixtures.golden("qwen2");
-    try (NDManager m = NDManager.newBaseManager()) {
+    try (NDManager m = HfFixtures.manager()) {
       LlamaDecoder d = LlamaDecoder.load(HfFixtures.dir("qwen2"), m);
       try (SftTrainer t = SftTrainer.full(d, m)) {
         float[] loss = new float[1];
@@ -91,7 +91,7 @@ class SftParityTest {
   void peftAdapterLogitsLossAndGradientsMatch(String model) throws Exception {
     JsonNode g = HfFixtures.golden(model);
     JsonNode lora = g.path("lora");
-    try (NDManager m = NDManager.newBaseManager()) {
+    try (NDManager m = HfFixtures.manager()) {
       LlamaDecoder d = LlamaDecoder.load(HfFixtures.dir(model), m);
       LoraAdapters.load(d, m, HfFixtures.dir(model).resolve("lora"));
       assertEquals(7 * d.config().layers(), d.adapters().size(), "all seven projections per layer");
@@ -123,7 +123,7 @@ class SftParityTest {
   @Test
   void freshLoraStartsAtTheBaseAndTrainsOnlyTheAdapter() throws Exception {
     JsonNode g = HfFixtures.golden("qwen3");
-    try (NDManager m = NDManager.newBaseManager()) {
+    try (NDManager m = HfFixtures.manager()) {
       LlamaDecoder d = LlamaDecoder.load(HfFixtures.dir("qwen3"), m);
       int[] ids = HfFixtures.ints(g.path("prompts").get(0).path("ids"));
       float[] base = LlamaDecoderParityTest.lastLogits(d, m, ids);
@@ -150,7 +150,7 @@ class SftParityTest {
   @Test
   void fullFineTuningLearns() throws Exception {
     JsonNode g = HfFixtures.golden("llama3");
-    try (NDManager m = NDManager.newBaseManager()) {
+    try (NDManager m = HfFixtures.manager()) {
       LlamaDecoder d = LlamaDecoder.load(HfFixtures.dir("llama3"), m);
       List<SftTrainer.Example> batch = goldenBatch(g);
       try (SftTrainer t = SftTrainer.full(d, m)) {
@@ -175,7 +175,7 @@ class SftParityTest {
     ObjectNode c = (ObjectNode) json.readTree(src.resolve(LoraAdapters.CONFIG).toFile());
     c.put("use_dora", true);
     json.writeValue(dir.resolve(LoraAdapters.CONFIG).toFile(), c);
-    try (NDManager m = NDManager.newBaseManager()) {
+    try (NDManager m = HfFixtures.manager()) {
       LlamaDecoder d = LlamaDecoder.load(HfFixtures.dir("llama"), m);
       String msg = assertThrows(IOException.class, () -> LoraAdapters.load(d, m, dir)).getMessage();
       assertTrue(msg.contains("adapter_config.json") && msg.contains("\"use_dora\""), msg);
