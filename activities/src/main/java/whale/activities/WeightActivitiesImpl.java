@@ -92,7 +92,7 @@ public class WeightActivitiesImpl implements WeightActivities {
       for (EpisodeResult e : episodes) {
         if (e.reward() > req.acceptThreshold()) {
           accepted++;
-          examples.addAll(e.sftExamples());
+          examples.addAll(e.sftExamples(model.generator().chatTemplate()));
         }
       }
       String rolloutsRef = runtime.store().putJson(episodes);

@@ -28,15 +28,16 @@ public record EpisodeResult(String problemId, int sampleIndex, String answer, do
   }
 
   /**
-   * One SFT example per model call: the prompt the harness built (masked out of the loss) and the
-   * completion the model wrote (the loss covers it, including its terminating newline).
+   * What RSFT trains on from this episode ({@link Trajectory}): one example per generate call (the
+   * prompt the harness built masked out, the completion trained, its terminating newline included),
+   * one per chat conversation (the model's turns trained). The builtin model's template by default.
    */
   public List<SftExample> sftExamples() {
-    List<SftExample> out = new ArrayList<>(modelCalls.size());
-    for (ModelCall c : modelCalls) {
-      out.add(new SftExample(c.prompt(), c.completion()));
-    }
-    return out;
+    return sftExamples(whale.chat.ChatTemplate.builtin());
+  }
+
+  public List<SftExample> sftExamples(whale.chat.ChatTemplate template) {
+    return Trajectory.examples(modelCalls, template);
   }
 
   /** The model's completions of these calls, in call order: what the verifier's trace rule reads. */

@@ -19,10 +19,10 @@ import org.junit.jupiter.api.Test;
  * byte, on the fixtures of {@code make_chat_fixtures.py}: ChatML, Qwen2.5-Instruct's template with
  * tools and tool calls (its tojson output included), and a template with generation blocks.
  */
-class ChatTemplateTest {
+public class ChatTemplateTest {
   static final ObjectMapper JSON = new ObjectMapper();
 
-  static Path chat(String name) {
+  public static Path chat(String name) {
     try {
       return Path.of(ChatTemplateTest.class.getResource("/hf/chat/" + name).toURI());
     } catch (URISyntaxException e) {
@@ -30,11 +30,11 @@ class ChatTemplateTest {
     }
   }
 
-  static JsonNode golden() throws Exception {
+  public static JsonNode golden() throws Exception {
     return JSON.readTree(chat("golden.json").toFile());
   }
 
-  static List<Message> messages(JsonNode ms) {
+  public static List<Message> messages(JsonNode ms) {
     List<Message> out = new ArrayList<>();
     for (JsonNode m : ms) {
       List<FunctionCall> calls = new ArrayList<>();
