@@ -35,27 +35,11 @@ public class ChatTemplateTest {
   }
 
   public static List<Message> messages(JsonNode ms) {
-    List<Message> out = new ArrayList<>();
-    for (JsonNode m : ms) {
-      List<FunctionCall> calls = new ArrayList<>();
-      for (JsonNode c : m.path("tool_calls")) {
-        calls.add(new FunctionCall(c.path("function").path("name").asText(), JSON.convertValue(
-            c.path("function").path("arguments"), new TypeReference<Map<String, Object>>() { })));
-      }
-      out.add(new Message(m.get("role").asText(), m.get("content").asText(), calls,
-          m.has("name") ? m.get("name").asText() : null));
-    }
-    return out;
+    return ChatJson.messages(ms);
   }
 
   static List<ToolSchema> tools(JsonNode ts) {
-    List<ToolSchema> out = new ArrayList<>();
-    for (JsonNode t : ts) {
-      JsonNode f = t.get("function");
-      out.add(new ToolSchema(f.get("name").asText(), f.get("description").asText(),
-          JSON.convertValue(f.get("parameters"), new TypeReference<Map<String, Object>>() { })));
-    }
-    return out;
+    return ChatJson.tools(ts);
   }
 
   @Test
