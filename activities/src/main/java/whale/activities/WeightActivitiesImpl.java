@@ -12,10 +12,13 @@ import whale.model.ModelConfig;
 import whale.model.SftExample;
 import whale.model.TrainStats;
 import whale.model.hf.HfModel;
+import whale.store.Pins;
 import whale.task.Split;
 import whale.task.Task;
 import whale.task.TaskProblem;
 import whale.workflows.activities.BaseModelRequest;
+import whale.workflows.activities.RetainRequest;
+import whale.workflows.activities.RetainResult;
 import whale.workflows.activities.RsftStepRequest;
 import whale.workflows.activities.RsftStepResult;
 import whale.workflows.activities.WeightActivities;
@@ -62,6 +65,13 @@ public class WeightActivitiesImpl implements WeightActivities {
   public RsftStepResult rsftStep(RsftStepRequest req) {
     return ActivityHeartbeat.during("RSFT step " + req.step(), () ->
         Memo.once(runtime.store(), "rsft-step", req, RsftStepResult.class, () -> step(req)));
+  }
+
+  @Override
+  public RetainResult retainCheckpoints(RetainRequest req) {
+    Pins.Outcome o = new Pins(runtime.store()).retain(req.run(), req.held(), req.released(),
+        ref -> HfPolicy.dropUnpacked(runtime.store(), ref));
+    return new RetainResult(o.deleted(), o.pinnedElsewhere(), o.bytesFreed());
   }
 
   /**
