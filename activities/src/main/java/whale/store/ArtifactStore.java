@@ -174,6 +174,11 @@ public final class ArtifactStore {
     }
   }
 
+  /** Whether an object is stored under {@code ref} (its content is not checked). */
+  boolean stored(String ref) {
+    return REF.matcher(ref).matches() && Files.exists(objectPath(ref.substring(7)));
+  }
+
   /**
    * Removes a stored object (checkpoint retention decides which); returns its size, or -1 when it
    * was not there (a retried deletion). Only {@link Pins} calls this, after checking no run pins it.

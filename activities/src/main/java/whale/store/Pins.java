@@ -47,15 +47,35 @@ public final class Pins {
   }
 
   /**
-   * Replaces {@code run}'s pin with {@code held}, then deletes each of {@code released} that no pin
-   * holds, calling {@code alsoDelete} for it (derived caches). Idempotent: a retry writes the same
-   * pin and finds the deleted objects gone.
+   * Adds {@code ref} to {@code owner}'s pin: an activity that just produced (or found memoized) a
+   * checkpoint holds it for its workflow until that workflow's next {@link #retain} takes over, so
+   * no other run's deletion falls between the two. Returns whether the object is still stored
+   * (false: deleted before the pin; the caller must make it again).
    */
-  public Outcome retain(String run, List<String> held, List<String> released,
+  public boolean hold(String owner, String ref) {
+    return locked(() -> {
+      TreeSet<String> h = new TreeSet<>(held(owner));
+      if (h.add(ref)) {
+        ArtifactStore.writeAtomically(pinPath(owner), json(new Pin(owner, List.copyOf(h))));
+      }
+      return store.stored(ref);
+    });
+  }
+
+  /**
+   * Replaces {@code run}'s pin with {@code held} and drops the pin {@link #hold} kept for
+   * {@code caller} (the workflow asking; null or the run itself: none), then deletes each of
+   * {@code released} that no pin holds, calling {@code alsoDelete} for it (derived caches).
+   * Idempotent: a retry writes the same pin and finds the deleted objects gone.
+   */
+  public Outcome retain(String run, String caller, List<String> held, List<String> released,
       Consumer<String> alsoDelete) {
     return locked(() -> {
       ArtifactStore.writeAtomically(pinPath(run),
           json(new Pin(run, List.copyOf(new TreeSet<>(held)))));
+      if (caller != null && !caller.equals(run)) {
+        Files.deleteIfExists(pinPath(caller)); // its holds are in the run's pin now
+      }
       Set<String> pinned = pinnedByAll();
       List<String> deleted = new ArrayList<>();
       List<String> elsewhere = new ArrayList<>();

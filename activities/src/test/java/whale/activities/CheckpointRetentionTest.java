@@ -66,6 +66,28 @@ class CheckpointRetentionTest {
   }
 
   @Test
+  void aStepsFreshCheckpointIsHeldForItsWorkflowUntilItsRetentionCallTakesOver() {
+    ArtifactStore store = ActivityRuntime.open(dir, ActivityRuntime.Mode.IN_PROCESS).store();
+    Pins pins = new Pins(store);
+    String base = store.putString("base");
+    String fresh = store.putString("a checkpoint both runs made");
+    pins.retain("run-a", null, List.of(base, fresh), List.of(), ref -> { });
+    // run b's step returned the same bytes; its phase child holds them before run b pins them
+    assertTrue(pins.hold("run-b/r1-weight", fresh));
+    Pins.Outcome a = pins.retain("run-a", null, List.of(base), List.of(fresh), ref -> { });
+    assertEquals(List.of(fresh), a.pinnedElsewhere());
+    assertTrue(store.intact(fresh));
+    // run b's retention call (from that child) pins it for the run and drops the child's hold
+    pins.retain("run-b", "run-b/r1-weight", List.of(base, fresh), List.of(), ref -> { });
+    assertEquals(List.of(), pins.held("run-b/r1-weight"));
+    assertEquals(List.of(base, fresh).stream().sorted().toList(), pins.held("run-b"));
+    Pins.Outcome b = pins.retain("run-b", null, List.of(base), List.of(fresh), ref -> { });
+    assertEquals(List.of(fresh), b.deleted());
+    // a hold on what is gone says so: the step must make it again
+    assertFalse(pins.hold("run-c/r1-weight", fresh));
+  }
+
+  @Test
   void aMemoizedStepWhoseCheckpointWasDeletedIsRecomputedNotHandedBack() {
     ActivityRuntime runtime = ActivityRuntime.open(dir, ActivityRuntime.Mode.IN_PROCESS);
     ArtifactStore store = runtime.store();

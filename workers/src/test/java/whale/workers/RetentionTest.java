@@ -145,6 +145,9 @@ class RetentionTest {
     }
     assertEquals(kept, new TreeSet<>(new Pins(runtime.store()).held("keep-one")),
         "the finished run's pin names what it keeps");
+    // each step's checkpoint was held for its phase child until the run's pin took it over
+    assertEquals(List.of(), new Pins(runtime.store()).held("keep-one/r1-weight"));
+    assertEquals(List.of(), new Pins(runtime.store()).held("keep-one/r2-weight"));
     assertTrue(kept.contains(r.checkpointRef()), "the final checkpoint is kept");
 
     // the same run again on the same store: the memos of steps 1 and 3 name deleted checkpoints,
