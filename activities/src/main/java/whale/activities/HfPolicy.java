@@ -229,6 +229,26 @@ public final class HfPolicy {
     return Path.of(store.getJson(ref, Base.class).path());
   }
 
+  /**
+   * Removes the unpacked copy of a step checkpoint that retention deleted (and any half-unpacked
+   * leftovers of it); nothing when there is none.
+   */
+  static void dropUnpacked(ArtifactStore store, String ref) {
+    String hex = ref.substring("sha256:".length());
+    Path hf = store.root().resolve("hf");
+    if (!Files.isDirectory(hf)) {
+      return;
+    }
+    try (Stream<Path> s = Files.list(hf)) {
+      for (Path p : s.filter(d -> d.getFileName().toString().equals(hex)
+          || d.getFileName().toString().startsWith(hex + ".tmp-")).toList()) {
+        deleteTree(p);
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot delete the unpacked copy of " + ref, e);
+    }
+  }
+
   private static Path unpacked(ArtifactStore store, String ref, Path file) throws IOException {
     Path dir = store.root().resolve("hf").resolve(ref.substring("sha256:".length()));
     if (Files.exists(dir.resolve(HfCheckpoint.META))) {

@@ -12,10 +12,13 @@ import whale.model.ModelConfig;
 import whale.model.SftExample;
 import whale.model.TrainStats;
 import whale.model.hf.HfModel;
+import whale.store.Pins;
 import whale.task.Split;
 import whale.task.Task;
 import whale.task.TaskProblem;
 import whale.workflows.activities.BaseModelRequest;
+import whale.workflows.activities.RetainRequest;
+import whale.workflows.activities.RetainResult;
 import whale.workflows.activities.RsftStepRequest;
 import whale.workflows.activities.RsftStepResult;
 import whale.workflows.activities.WeightActivities;
@@ -60,8 +63,36 @@ public class WeightActivitiesImpl implements WeightActivities {
 
   @Override
   public RsftStepResult rsftStep(RsftStepRequest req) {
-    return ActivityHeartbeat.during("RSFT step " + req.step(), () ->
-        Memo.once(runtime.store(), "rsft-step", req, RsftStepResult.class, () -> step(req)));
+    String caller = callerWorkflowId();
+    return ActivityHeartbeat.during("RSFT step " + req.step(), () -> {
+      RsftStepResult r = Memo.once(runtime.store(), "rsft-step", req, RsftStepResult.class,
+          () -> step(req));
+      // Held for the calling workflow until its retention call pins it: a run sharing the store
+      // (identical bytes) cannot delete it in between.
+      if (caller != null && !new Pins(runtime.store()).hold(caller, r.checkpointRef())) {
+        // deleted by another run between the memo's check and the hold: the retry recomputes it
+        throw new IllegalStateException("checkpoint " + r.checkpointRef() + " of RSFT step "
+            + req.step() + " was deleted before it could be held; retrying recomputes it");
+      }
+      return r;
+    });
+  }
+
+  /** The workflow that scheduled the running activity; null outside an activity (tests). */
+  private static String callerWorkflowId() {
+    var ctx = ActivityHeartbeat.activityContext();
+    return ctx == null ? null : ctx.getInfo().getWorkflowId();
+  }
+
+  @Override
+  public RetainResult retainCheckpoints(RetainRequest req) {
+    String caller = callerWorkflowId();
+    // heartbeats: deleting gigabytes on a shared file system can outlast the heartbeat timeout
+    return ActivityHeartbeat.during("checkpoint retention", () -> {
+      Pins.Outcome o = new Pins(runtime.store()).retain(req.run(), caller, req.held(),
+          req.released(), ref -> HfPolicy.dropUnpacked(runtime.store(), ref));
+      return new RetainResult(o.deleted(), o.pinnedElsewhere(), o.bytesFreed());
+    });
   }
 
   /**

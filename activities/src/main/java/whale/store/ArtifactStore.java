@@ -10,6 +10,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.security.DigestInputStream;
@@ -170,6 +171,31 @@ public final class ArtifactStore {
       return JSON.readValue(getBytes(ref), type);
     } catch (IOException e) {
       throw new UncheckedIOException("cannot read " + ref + " as " + type.getSimpleName(), e);
+    }
+  }
+
+  /** Whether an object is stored under {@code ref} (its content is not checked). */
+  boolean stored(String ref) {
+    return REF.matcher(ref).matches() && Files.exists(objectPath(ref.substring(7)));
+  }
+
+  /**
+   * Removes a stored object (checkpoint retention decides which); returns its size, or -1 when it
+   * was not there (a retried deletion). Only {@link Pins} calls this, after checking no run pins it.
+   */
+  long delete(String ref) {
+    if (ref == null || !REF.matcher(ref).matches()) {
+      throw new IllegalArgumentException("not an artifact reference: '" + ref + "'");
+    }
+    Path p = objectPath(ref.substring(7));
+    try {
+      long size = Files.size(p);
+      Files.delete(p);
+      return size;
+    } catch (NoSuchFileException e) {
+      return -1;
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot delete artifact " + ref, e);
     }
   }
 

@@ -23,6 +23,7 @@ public record ExperimentSpec(
     HarnessSpec harness,
     EvalSpec eval,
     WorkflowSpec workflow,
+    CheckpointSpec checkpoints,
     @JsonAnySetter @JsonInclude(JsonInclude.Include.NON_EMPTY) Map<String, Object> unknown) {
 
   public ExperimentSpec {
@@ -37,6 +38,7 @@ public record ExperimentSpec(
     harness = harness == null ? HarnessSpec.defaults() : harness;
     eval = eval == null ? EvalSpec.defaults() : eval;
     workflow = workflow == null ? WorkflowSpec.defaults() : workflow;
+    checkpoints = checkpoints == null ? CheckpointSpec.defaults() : checkpoints;
     unknown = unknown == null ? Map.of() : Map.copyOf(unknown);
   }
 
@@ -44,17 +46,26 @@ public record ExperimentSpec(
   public ExperimentSpec(String name, String task, Long seed, String schedule, DataSpec data,
       ModelSpec model, RsftSpec rsft, PhaseSpec phases, HarnessSpec harness, EvalSpec eval,
       Map<String, Object> unknown) {
-    this(name, task, seed, schedule, data, model, rsft, phases, harness, eval, null, unknown);
+    this(name, task, seed, schedule, data, model, rsft, phases, harness, eval, null, null, unknown);
+  }
+
+  /** A spec with the default checkpoints section. */
+  public ExperimentSpec(String name, String task, Long seed, String schedule, DataSpec data,
+      ModelSpec model, RsftSpec rsft, PhaseSpec phases, HarnessSpec harness, EvalSpec eval,
+      WorkflowSpec workflow, Map<String, Object> unknown) {
+    this(name, task, seed, schedule, data, model, rsft, phases, harness, eval, workflow, null,
+        unknown);
   }
 
   public static ExperimentSpec defaults() {
-    return new ExperimentSpec(null, null, null, null, null, null, null, null, null, null, null, null);
+    return new ExperimentSpec(null, null, null, null, null, null, null, null, null, null, null, null,
+        null);
   }
 
   /** The same spec under another schedule and seed (a comparison's cell). */
   public ExperimentSpec withScheduleAndSeed(String newSchedule, long newSeed) {
     return new ExperimentSpec(name, task, newSeed, newSchedule, data, model, rsft, phases, harness,
-        eval, workflow, unknown);
+        eval, workflow, checkpoints, unknown);
   }
 
   /**
@@ -407,6 +418,24 @@ public record ExperimentSpec(
 
     public static WorkflowSpec defaults() {
       return new WorkflowSpec(null, null);
+    }
+  }
+
+  /**
+   * Checkpoint retention: a run keeps its base, every phase's last checkpoint, the best one by test
+   * mean@8 and the checkpoints of its last {@code keepLast} RSFT steps; the store deletes the rest
+   * once no other run pins them (a full Hugging Face checkpoint with AdamW state is gigabytes).
+   */
+  public record CheckpointSpec(
+      Integer keepLast,
+      @JsonAnySetter @JsonInclude(JsonInclude.Include.NON_EMPTY) Map<String, Object> unknown) {
+    public CheckpointSpec {
+      keepLast = keepLast == null ? 2 : keepLast;
+      unknown = unknown == null ? Map.of() : Map.copyOf(unknown);
+    }
+
+    public static CheckpointSpec defaults() {
+      return new CheckpointSpec(null, null);
     }
   }
 }

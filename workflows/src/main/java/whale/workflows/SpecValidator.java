@@ -224,6 +224,12 @@ public final class SpecValidator {
     var w = s.workflow();
     unknown("workflow.", w.unknown());
     range("workflow.continueAsNewAfter", w.continueAsNewAfter(), 0, 1_000_000);
+
+    var c = s.checkpoints();
+    unknown("checkpoints.", c.unknown());
+    if (c.keepLast() < 1) {
+      problems.add("checkpoints.keepLast: must be an integer >= 1, got " + c.keepLast());
+    }
   }
 
   private void unknown(String prefix, Map<String, Object> unknown) {

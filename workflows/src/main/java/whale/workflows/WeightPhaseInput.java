@@ -5,6 +5,7 @@ import whale.workflows.activities.CandidateInfo;
 import whale.workflows.schedule.Limits;
 import whale.workflows.schedule.PatienceRule;
 import whale.workflows.schedule.PersistentSampler;
+import whale.workflows.schedule.Retention;
 
 /**
  * A weight phase's input, and its whole state when it continues as new (then {@code steps},
@@ -16,6 +17,8 @@ import whale.workflows.schedule.PersistentSampler;
  * @param steps RSFT steps done in the whole run
  * @param rollouts training rollouts spent in the whole run
  * @param stepsThisRun steps done by this workflow run (continue-as-new counts from here)
+ * @param retention the run's checkpoint retention; null for a run started before retention (its
+ *     phases keep every checkpoint, as they did)
  */
 public record WeightPhaseInput(
     ExperimentSpec spec,
@@ -35,4 +38,5 @@ public record WeightPhaseInput(
     boolean paused,
     boolean switchRequested,
     boolean stopRequested,
-    int progressSeq) {}
+    int progressSeq,
+    Retention retention) {}

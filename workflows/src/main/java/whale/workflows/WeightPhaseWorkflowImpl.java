@@ -10,6 +10,7 @@ import whale.workflows.activities.RsftStepResult;
 import whale.workflows.activities.TaskRef;
 import whale.workflows.schedule.PatienceRule;
 import whale.workflows.schedule.PersistentSampler;
+import whale.workflows.schedule.Retention;
 import whale.workflows.schedule.Seeds;
 
 /** See {@link WeightPhaseWorkflow}. Deterministic; all work is activities, only references in history. */
@@ -30,6 +31,7 @@ public class WeightPhaseWorkflowImpl extends PhaseControls implements WeightPhas
     List<RunEvent> events = new ArrayList<>(in.events());
     List<RunEvent> evaluations = new ArrayList<>(in.evaluations());
     int seq = in.progressSeq();
+    Retention retention = in.retention();
     int evalEvery = evalEverySteps(spec, limits.stepsPerEpoch());
     String phaseId = Workflow.getInfo().getWorkflowId();
     String endedBy;
@@ -49,7 +51,7 @@ public class WeightPhaseWorkflowImpl extends PhaseControls implements WeightPhas
         Workflow.await(Workflow::isEveryHandlerFinished);
         Workflow.continueAsNew(new WeightPhaseInput(spec, in.round(), in.stepLimit(), in.adaptive(),
             limits, in.harness(), checkpoint, steps, sampler.position(), rollouts, testRollouts,
-            patience, events, evaluations, paused, switchRequested, stopRequested, seq));
+            patience, events, evaluations, paused, switchRequested, stopRequested, seq, retention));
       }
 
       List<Integer> batch = sampler.next(spec.rsft().promptsPerStep());
@@ -68,6 +70,9 @@ public class WeightPhaseWorkflowImpl extends PhaseControls implements WeightPhas
       PhaseReporter.report(new PhaseProgress(phaseId, ++seq, e, steps, 0, rollouts, testRollouts,
           checkpoint));
       patience = limits.patienceRule().observe(patience, r.trainReward());
+      if (retention != null) {
+        retention = retention.step(checkpoint);
+      }
 
       if (evalEvery > 0 && steps % evalEvery == 0) {
         SeedStreams.Evaluated t = SeedStreams.testEval(spec, "weight", in.round(), steps, rollouts,
@@ -78,7 +83,12 @@ public class WeightPhaseWorkflowImpl extends PhaseControls implements WeightPhas
         events.add(t.event());
         PhaseReporter.report(new PhaseProgress(phaseId, ++seq, t.event(), steps, 0, rollouts,
             testRollouts, checkpoint));
+        if (retention != null) {
+          retention = retention.evaluated(checkpoint, t.event().meanAt8());
+        }
       }
+      // after the step's evaluation, so a step that became the best is never released first
+      retention = WorkflowStubs.retain(retention);
       if (in.adaptive() && limits.patienceRule().fires(patience)) {
         endedBy = "patience";
         break;
@@ -89,7 +99,7 @@ public class WeightPhaseWorkflowImpl extends PhaseControls implements WeightPhas
       }
     }
     return new WeightPhaseResult(checkpoint, steps, sampler.position(), rollouts, testRollouts,
-        List.copyOf(events), List.copyOf(evaluations), endedBy);
+        List.copyOf(events), List.copyOf(evaluations), endedBy, retention);
   }
 
   /** Periodic test evaluation in steps: {@code eval.everyEpochs} of an epoch, at least one step. */

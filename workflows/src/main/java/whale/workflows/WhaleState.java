@@ -5,6 +5,7 @@ import whale.workflows.activities.CandidateInfo;
 import whale.workflows.schedule.Limits;
 import whale.workflows.schedule.PersistentSampler;
 import whale.workflows.schedule.PhasePlanner;
+import whale.workflows.schedule.Retention;
 
 /**
  * Everything a WHALE run knows between phases: what it carries into a fresh run when it continues as
@@ -26,7 +27,8 @@ public record WhaleState(
     List<RunEvent> evaluations,
     boolean paused,
     boolean stopRequested,
-    int continuedAsNew) {
+    int continuedAsNew,
+    Retention retention) {
   /** Most step/candidate events carried over; older ones stay in the phases' own histories. */
   public static final int KEPT_EVENTS = 500;
 }

@@ -19,6 +19,7 @@ import whale.workflows.schedule.Limits;
 import whale.workflows.schedule.PatienceRule;
 import whale.workflows.schedule.PersistentSampler;
 import whale.workflows.schedule.PhasePlanner;
+import whale.workflows.schedule.Retention;
 import whale.workflows.schedule.Seeds;
 
 /**
@@ -54,6 +55,9 @@ public class WhaleWorkflowImpl implements WhaleWorkflow {
   private int continuedAsNew;
   private String phaseWorkflowId;
   private int progressSeq;
+  /** Null in a run recorded before checkpoint retention: it keeps every checkpoint, as it did. */
+  private Retention retention;
+  private boolean retaining;
   private final Deque<Control> controls = new ArrayDeque<>();
   /** Why recent signal payloads were ignored (signals cannot be refused, so the status says). */
   private final Deque<String> rejected = new ArrayDeque<>();
@@ -67,12 +71,15 @@ public class WhaleWorkflowImpl implements WhaleWorkflow {
           "invalid experiment spec: " + String.join("; ", problems), "InvalidSpec");
     }
     spec = input;
+    // Versioned: histories recorded before retention replay without its activities.
+    retaining = Workflow.getVersion("checkpoint-retention", Workflow.DEFAULT_VERSION, 1) >= 1;
     if (resume == null) {
       limits = Limits.of(spec);
       startBase();
     } else {
       restore(resume);
     }
+    retention = WorkflowStubs.retain(retention);
 
     for (int phasesThisRun = 0; ; phasesThisRun++) {
       Workflow.await(() -> !paused || stopRequested);
@@ -97,6 +104,7 @@ public class WhaleWorkflowImpl implements WhaleWorkflow {
       switchRequested = false; // a switch signalled between phases applied to the phase just run
       lastPhase = next.kind();
       evaluateTest("round " + round + " " + phase + " end");
+      retention = WorkflowStubs.retain(retention);
     }
     ended = true;
     enterPhase("done");
@@ -112,6 +120,10 @@ public class WhaleWorkflowImpl implements WhaleWorkflow {
     checkpointRef = WorkflowStubs.weight("pretrain the base model")
         .prepareBaseModel(BaseModelRequest.of(spec, TaskRef.of(spec),
             Seeds.mix(spec.seed(), SeedStreams.PRETRAIN)));
+    if (retaining) {
+      retention = Retention.start(Workflow.getInfo().getWorkflowId(), spec.checkpoints().keepLast(),
+          checkpointRef);
+    }
     harness = WorkflowStubs.harness("write the initial harness h0").initialHarness(TaskRef.of(spec));
     if (!harness.valid()) {
       throw ApplicationFailure.newNonRetryableFailure(
@@ -130,7 +142,7 @@ public class WhaleWorkflowImpl implements WhaleWorkflow {
             p.adaptiveWeight() ? "until patience" : "to step " + p.stepLimit())));
     WeightPhaseInput in = new WeightPhaseInput(spec, round, p.stepLimit(), p.adaptiveWeight(), limits,
         harness, checkpointRef, steps, sampler, rollouts, testRollouts, PatienceRule.State.START,
-        List.of(), List.of(), false, switchRequested, false, 0);
+        List.of(), List.of(), false, switchRequested, false, 0, retention);
     int eventsAt = events.size();
     int evaluationsAt = evaluations.size();
     WeightPhaseResult r = follow(id, Async.function(child::run, in), child);
@@ -139,6 +151,9 @@ public class WhaleWorkflowImpl implements WhaleWorkflow {
     events.addAll(r.events());
     evaluations.addAll(r.evaluations());
     checkpointRef = r.checkpointRef();
+    if (retention != null) {
+      retention = r.retention().phaseEnd(checkpointRef);
+    }
     steps = r.steps();
     sampler = r.sampler();
     rollouts = r.rollouts();
@@ -230,6 +245,9 @@ public class WhaleWorkflowImpl implements WhaleWorkflow {
     testRollouts += t.rollouts();
     events.add(t.event());
     evaluations.add(t.event());
+    if (retention != null) {
+      retention = retention.evaluated(checkpointRef, t.event().meanAt8());
+    }
     publish();
   }
 
@@ -273,7 +291,7 @@ public class WhaleWorkflowImpl implements WhaleWorkflow {
         : events.subList(events.size() - WhaleState.KEPT_EVENTS, events.size());
     return new WhaleState(limits, round, steps, lastPhase, rollouts, testRollouts, checkpointRef,
         harness, sampler, baseMeanAt8, List.copyOf(kept), List.copyOf(evaluations), paused,
-        stopRequested, continuedAsNew + 1);
+        stopRequested, continuedAsNew + 1, retention);
   }
 
   private void restore(WhaleState s) {
@@ -292,6 +310,16 @@ public class WhaleWorkflowImpl implements WhaleWorkflow {
     paused = s.paused();
     stopRequested = s.stopRequested();
     continuedAsNew = s.continuedAsNew();
+    retention = retaining ? s.retention() : null;
+    if (retention == null && retaining && !evaluations.isEmpty()) {
+      // continued as new from a run before retention: hold what its record still names, release
+      // nothing it made before (those checkpoints are not known here)
+      retention = Retention.start(Workflow.getInfo().getWorkflowId(), spec.checkpoints().keepLast(),
+          evaluations.get(0).checkpointRef()).phaseEnd(checkpointRef);
+      for (RunEvent e : evaluations) {
+        retention = retention.evaluated(e.checkpointRef(), e.meanAt8());
+      }
+    }
     phase = lastPhase == null ? "base" : lastPhase == PhasePlanner.Kind.WEIGHT ? "weight" : "harness";
   }
 

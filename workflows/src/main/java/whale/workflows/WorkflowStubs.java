@@ -4,10 +4,14 @@ import io.temporal.activity.ActivityOptions;
 import io.temporal.common.RetryOptions;
 import io.temporal.workflow.Workflow;
 import java.time.Duration;
+import java.util.List;
+import java.util.Locale;
 import whale.workflows.activities.EvalActivities;
 import whale.workflows.activities.HarnessActivities;
 import whale.workflows.activities.ReportActivities;
+import whale.workflows.activities.RetainRequest;
 import whale.workflows.activities.WeightActivities;
+import whale.workflows.schedule.Retention;
 
 /** Activity stubs with the options every whale workflow uses; each call carries a summary for the UI. */
 final class WorkflowStubs {
@@ -46,6 +50,21 @@ final class WorkflowStubs {
   static ReportActivities report(String summary) {
     return Workflow.newActivityStub(ReportActivities.class,
         options(ReportActivities.TASK_QUEUE, Duration.ofMinutes(10), summary));
+  }
+
+  /**
+   * Tells the store what the run holds when that changed (pins it, deletes what it released and no
+   * run pins); the same state in, the same activity out, so a replay or a crashed run schedules
+   * exactly what an uninterrupted one does.
+   */
+  static Retention retain(Retention r) {
+    if (r == null || !r.pinDue()) {
+      return r;
+    }
+    List<String> released = r.released();
+    weight(String.format(Locale.ROOT, "checkpoint retention: hold %d, release %d", r.held().size(),
+        released.size())).retainCheckpoints(new RetainRequest(r.run(), r.held(), released));
+    return r.pinnedNow();
   }
 
   private static ActivityOptions options(String queue, Duration startToClose, String summary) {

@@ -184,4 +184,19 @@ class SpecJsonTest {
       assertEquals(s, SpecJson.parse(SpecJson.write(s)));
     }
   }
+
+  @Test
+  void aComparisonPassesCheckpointRetentionToEveryCellAndChecksIt() {
+    ComparisonSpec c = SpecJson.parseComparison(
+        "{\"experiment\": {\"checkpoints\": {\"keepLast\": 3}}, \"schedules\": [\"whale\"]}");
+    assertEquals(3, c.experiment().withScheduleAndSeed("fst", 9).checkpoints().keepLast());
+    InvalidSpecException e = assertThrows(InvalidSpecException.class, () -> SpecJson.parseComparison(
+        "{\"experiment\": {\"checkpoints\": {\"keepLast\": 0, \"every\": 1}}}"));
+    assertEquals(List.of("experiment.checkpoints.every: unknown field",
+        "experiment.checkpoints.keepLast: must be an integer >= 1, got 0"), e.problems());
+    // a spec without the section (every spec before it) keeps its meaning and round-trips
+    ExperimentSpec old = SpecJson.parse("{\"name\": \"old\"}");
+    assertEquals(ExperimentSpec.CheckpointSpec.defaults(), old.checkpoints());
+    assertEquals(old, SpecJson.parse(SpecJson.write(old)));
+  }
 }

@@ -125,7 +125,11 @@ class SpecValidatorTest {
         Arguments.of(nested("harness", "episodeTimeoutSeconds", "3601"),
             "harness.episodeTimeoutSeconds"),
         Arguments.of(nested("eval", "k", "0"), "eval.k"),
-        Arguments.of(nested("eval", "k", "1025"), "eval.k"));
+        Arguments.of(nested("eval", "k", "1025"), "eval.k"),
+        Arguments.of(nested("checkpoints", "keepLast", "0"), "checkpoints.keepLast"),
+        Arguments.of(nested("checkpoints", "keepLast", "-3"), "checkpoints.keepLast"),
+        Arguments.of(nested("checkpoints", "keepLast", "1.5"), "checkpoints.keepLast"),
+        Arguments.of(nested("checkpoints", "keepLast", "\"2\""), "checkpoints.keepLast"));
   }
 
   @ParameterizedTest(name = "[{index}] {1} <- {0}")
@@ -195,7 +199,8 @@ class SpecValidatorTest {
         nested("harness", "episodeTimeoutSeconds", "1"),
         nested("harness", "episodeTimeoutSeconds", "3600"),
         nested("eval", "k", "1"),
-        nested("eval", "k", "1024"));
+        nested("eval", "k", "1024"),
+        nested("checkpoints", "keepLast", "1"));
   }
 
   @ParameterizedTest(name = "[{index}] {0}")
@@ -221,10 +226,18 @@ class SpecValidatorTest {
     assertEquals(30, s.phases().maxRounds());
   }
 
+  @Test
+  void checkpointsKeepLastDefaultsToTwoAndItsProblemIsSaidExactly() {
+    assertEquals(2, SpecJson.parse("{}").checkpoints().keepLast());
+    assertEquals(5, SpecJson.parse("{\"checkpoints\": {\"keepLast\": 5}}").checkpoints().keepLast());
+    assertEquals(List.of("checkpoints.keepLast: must be an integer >= 1, got 0"),
+        rejected("{\"checkpoints\": {\"keepLast\": 0}}"));
+  }
+
   // ---- unknown fields ----------------------------------------------------------------------
 
   @ParameterizedTest
-  @ValueSource(strings = {"", "data", "model", "rsft", "phases", "harness", "eval"})
+  @ValueSource(strings = {"", "data", "model", "rsft", "phases", "harness", "eval", "checkpoints"})
   void unknownFieldIsRejectedByDottedName(String section) {
     String json = section.isEmpty()
         ? "{\"nmae\": \"typo\"}"

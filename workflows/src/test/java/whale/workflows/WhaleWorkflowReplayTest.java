@@ -17,6 +17,8 @@ import org.junit.jupiter.params.provider.MethodSource;
  * phase child — against the current workflow code: any change that would break running workflows
  * fails here. Re-record them with the workers module's SchedulesTest/WhaleWorkflowTest (they write
  * workers/target/histories/<schedule>/) only together with a deliberate, versioned workflow change.
+ * The schedules' histories predate checkpoint retention: they replay without its version marker,
+ * so without its activities. {@code retention/} is a run recorded with it (workers' RetentionTest).
  */
 class WhaleWorkflowReplayTest {
   static final List<String> SCHEDULES = List.of("whale", "whale-adaptive", "weight-only",

@@ -11,4 +11,7 @@ public interface WeightActivities {
   String prepareBaseModel(BaseModelRequest request);
 
   RsftStepResult rsftStep(RsftStepRequest request);
+
+  /** Checkpoint retention: the run's pin rewritten, released checkpoints no run pins deleted. */
+  RetainResult retainCheckpoints(RetainRequest request);
 }
