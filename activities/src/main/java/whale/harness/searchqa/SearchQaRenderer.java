@@ -1,5 +1,6 @@
 package whale.harness.searchqa;
 
+import whale.harness.GenomeSpace;
 import whale.harness.searchqa.SearchQaGenome.Hops;
 
 /** Writes the readable Java source of a search-QA template harness, its genome embedded. */
@@ -17,7 +18,7 @@ public final class SearchQaRenderer {
     s.append("import whale.harness.HarnessContext;\n");
     s.append("import whale.harness.HarnessResult;\n");
     s.append("import whale.task.Problem;\n\n");
-    s.append("// ").append(SearchQaGenome.MARKER).append(' ').append(g.encode()).append('\n');
+    s.append("// ").append(GenomeSpace.MARKER).append(' ').append(g.encode()).append('\n');
     s.append("/**\n");
     s.append(" * Template search-QA harness ").append(g.code()).append(": query = ")
         .append(g.query().name().toLowerCase()).append(", ").append(g.docs()).append(" document(s) of at most ")
