@@ -16,6 +16,8 @@ import java.util.regex.Pattern;
  */
 public final class GenomeSpace<G extends Genome<G, A>, A extends Enum<A>> {
   public static final String MARKER = "WHALE-GENOME:";
+  /** The package every template harness is emitted in. */
+  public static final String PACKAGE = "whale.generated";
   private static final Pattern IN_SOURCE = Pattern.compile(Pattern.quote(MARKER) + "\\s*(\\S+)");
 
   /** One axis: its key in the genome line, the genome's value on it, its values in the order tried. */
@@ -69,6 +71,22 @@ public final class GenomeSpace<G extends Genome<G, A>, A extends Enum<A>> {
       }
       return new GenomeSpace<>(new EnumMap<>(genes), make, render);
     }
+  }
+
+  /**
+   * The start of a template harness's source: its package, the {@code imports} and then the harness
+   * API's, and the genome line ({@link #encode}) by which the search reads the candidate back.
+   */
+  public static String header(String encoded, String... imports) {
+    StringBuilder s = new StringBuilder("package " + PACKAGE + ";\n\n");
+    for (String i : imports) {
+      s.append("import ").append(i).append(";\n");
+    }
+    for (String i : List.of("Harness", "HarnessContext", "HarnessResult")) {
+      s.append("import whale.harness.").append(i).append(";\n");
+    }
+    return s.append("import whale.task.Problem;\n\n// ").append(MARKER).append(' ').append(encoded).append('\n')
+        .toString();
   }
 
   /** The axes in declaration order. */

@@ -16,7 +16,6 @@ import whale.harness.TemplateSearch.Judgement;
  * failed episodes → decomposition; otherwise prompt format and decomposition first).
  */
 public final class TemplateProposer implements TemplateLibrary {
-  public static final String PACKAGE = "whale.generated";
   private static final TemplateSearch<HarnessGenome, Axis> SEARCH =
       new TemplateSearch<>(HarnessGenome.SPACE, HarnessGenome.initial(), TemplateProposer::judge);
 
@@ -128,13 +127,7 @@ public final class TemplateProposer implements TemplateLibrary {
 
   /** The readable Java source of the harness {@code g}, with the genome embedded. */
   public static String render(HarnessGenome g) {
-    StringBuilder s = new StringBuilder();
-    s.append("package ").append(PACKAGE).append(";\n\n");
-    s.append("import whale.harness.Harness;\n");
-    s.append("import whale.harness.HarnessContext;\n");
-    s.append("import whale.harness.HarnessResult;\n");
-    s.append("import whale.task.Problem;\n\n");
-    s.append("// ").append(GenomeSpace.MARKER).append(' ').append(g.encode()).append('\n');
+    StringBuilder s = new StringBuilder(GenomeSpace.header(g.encode()));
     s.append("/**\n");
     s.append(" * Template harness ").append(g.code()).append(".\n");
     s.append(" * Prompt: \"").append(g.format().prefixLiteral).append("{question}")

@@ -170,7 +170,9 @@ public final class TemplateSearch<G extends Genome<G, A>, A extends Enum<A>> {
   private HarnessCandidate any(Parent<G> base, List<A> axes, Set<G> taken, Random rnd) {
     List<G> pool = new ArrayList<>();
     for (G g : space.all()) {
-      if (!taken.contains(g) && space.axes().stream().allMatch(a -> axes.contains(a) || g.value(a).equals(base.genome.value(a)))) {
+      // the axes the search may not change keep the best's values
+      if (!taken.contains(g)
+          && space.axes().stream().allMatch(a -> axes.contains(a) || g.value(a).equals(base.genome.value(a)))) {
         pool.add(g);
       }
     }

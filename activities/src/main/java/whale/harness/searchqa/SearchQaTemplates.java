@@ -8,7 +8,6 @@ import java.util.Locale;
 import whale.harness.ArchiveView;
 import whale.harness.HarnessCandidate;
 import whale.harness.TemplateLibrary;
-import whale.harness.TemplateProposer;
 import whale.harness.TemplateSearch;
 import whale.harness.TemplateSearch.Judgement;
 import whale.harness.TraceStats;
@@ -98,7 +97,4 @@ public final class SearchQaTemplates implements TemplateLibrary {
           : "a longer limit avoids cutting answers off";
     };
   }
-
-  /** The package every template harness is emitted in. */
-  static final String PACKAGE = TemplateProposer.PACKAGE;
 }

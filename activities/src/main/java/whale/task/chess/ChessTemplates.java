@@ -4,12 +4,10 @@ import static whale.harness.TemplateSearch.percent;
 
 import java.util.EnumSet;
 import java.util.List;
-import java.util.Set;
 import whale.harness.ArchiveView;
 import whale.harness.GenomeSpace;
 import whale.harness.HarnessCandidate;
 import whale.harness.TemplateLibrary;
-import whale.harness.TemplateProposer;
 import whale.harness.TemplateSearch;
 import whale.harness.TemplateSearch.Judgement;
 import whale.harness.TraceStats;
@@ -26,20 +24,6 @@ public final class ChessTemplates implements TemplateLibrary {
       ChessGenome.initial(), ChessTemplates::judge, TemplateSearch.Parents.RUNNER_UP_COIN,
       TemplateSearch.Explore.ANY);
 
-  private final Set<Axis> axes;
-
-  public ChessTemplates() {
-    this(EnumSet.allOf(Axis.class));
-  }
-
-  /** Restricted to {@code axes}; the Fast-Slow control uses {@code EnumSet.of(Axis.CUE)}. */
-  public ChessTemplates(Set<Axis> axes) {
-    if (axes.isEmpty()) {
-      throw new IllegalArgumentException("no axis to mutate");
-    }
-    this.axes = EnumSet.copyOf(axes);
-  }
-
   @Override
   public HarnessCandidate initial() {
     return new HarnessCandidate("h0-chess-fen", "the task's starting harness: the raw FEN, a generic"
@@ -50,7 +34,7 @@ public final class ChessTemplates implements TemplateLibrary {
   @Override
   public List<HarnessCandidate> propose(ArchiveView archive, int m, long seed, boolean promptOnly) {
     // Prompt text is the CUE axis: the string literal after the position.
-    return SEARCH.propose(archive, m, seed, promptOnly ? EnumSet.of(Axis.CUE) : axes);
+    return SEARCH.propose(archive, m, seed, promptOnly ? EnumSet.of(Axis.CUE) : EnumSet.allOf(Axis.class));
   }
 
   /** What the parent's traces say about the change {@code g -> n} on {@code axis}. */
@@ -115,17 +99,8 @@ public final class ChessTemplates implements TemplateLibrary {
 
   /** The readable Java source of the harness {@code g}, with the genome embedded. */
   public static String render(ChessGenome g) {
-    StringBuilder s = new StringBuilder();
-    s.append("package ").append(TemplateProposer.PACKAGE).append(";\n\n");
-    s.append("import java.util.ArrayList;\n");
-    s.append("import java.util.List;\n");
-    s.append("import java.util.regex.Matcher;\n");
-    s.append("import java.util.regex.Pattern;\n");
-    s.append("import whale.harness.Harness;\n");
-    s.append("import whale.harness.HarnessContext;\n");
-    s.append("import whale.harness.HarnessResult;\n");
-    s.append("import whale.task.Problem;\n\n");
-    s.append("// ").append(GenomeSpace.MARKER).append(' ').append(g.encode()).append('\n');
+    StringBuilder s = new StringBuilder(GenomeSpace.header(g.encode(), "java.util.ArrayList", "java.util.List",
+        "java.util.regex.Matcher", "java.util.regex.Pattern"));
     s.append("/**\n");
     s.append(" * Chess template harness ").append(g.code()).append(": the position as ").append(g.board())
         .append(", then \"").append(g.cue().literal).append("\";\n");
