@@ -42,9 +42,10 @@ class GenomeSpaceTest {
         () -> ChessGenome.SPACE.parse("board=FEN;cue=MOVE;votes=1"));
     assertTrue(e.getMessage().endsWith(": no retries"), e.getMessage());
     assertThrows(IllegalArgumentException.class, () -> HarnessGenome.initial().with(Axis.PARSING, "FIRST_MOVE"));
-    IllegalStateException s = assertThrows(IllegalStateException.class, () -> GenomeSpace
-        .<HarnessGenome, Axis>of(Axis.class).axis(Axis.FORMAT, "format", HarnessGenome::format, List.of(HarnessGenome.PromptFormat.values()))
-        .build(v -> HarnessGenome.initial(), g -> ""));
+    GenomeSpace.Builder<HarnessGenome, Axis> one = GenomeSpace.<HarnessGenome, Axis>of(Axis.class)
+        .axis(Axis.FORMAT, "format", HarnessGenome::format, List.of(HarnessGenome.PromptFormat.values()));
+    IllegalStateException s = assertThrows(IllegalStateException.class,
+        () -> one.build(v -> HarnessGenome.initial(), g -> ""));
     assertEquals("genome axis DECOMPOSITION has no values", s.getMessage());
   }
 
