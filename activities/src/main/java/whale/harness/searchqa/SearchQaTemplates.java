@@ -20,7 +20,7 @@ import whale.harness.searchqa.SearchQaGenome.Hops;
  * blank answers → prompt format and parsing; long completions → tighter parsing).
  */
 public final class SearchQaTemplates implements TemplateLibrary {
-  // its genome space is large (1944), so it explores by walking from the best rather than drawing
+  // explores by a random walk from the best: the rule this search was written with, kept with its proposals
   private static final TemplateSearch<SearchQaGenome, Axis> SEARCH = new TemplateSearch<>(SearchQaGenome.SPACE,
       SearchQaGenome.initial(), SearchQaTemplates::judge, TemplateSearch.Parents.TOP_THREE,
       TemplateSearch.Explore.WALK);
