@@ -1,26 +1,23 @@
 package whale.harness;
 
-import java.util.ArrayList;
-import java.util.Comparator;
+import static whale.harness.TemplateSearch.percent;
+
 import java.util.EnumSet;
-import java.util.HashSet;
 import java.util.List;
-import java.util.Locale;
-import java.util.Random;
 import java.util.Set;
 import whale.harness.HarnessGenome.Axis;
 import whale.harness.HarnessGenome.Decomposition;
+import whale.harness.TemplateSearch.Judgement;
 
 /**
- * The built-in, offline, deterministic Meta-Harness proposer. A harness is a {@link HarnessGenome};
- * this proposer reads the archive (genomes read back from the sources, success rates, mean turns,
- * compile errors and trace statistics), picks the best candidates by (success ↓, turns ↑) as parents
- * and writes single-axis mutations of them chosen by what their traces show (many unparseable answers →
- * parsing, retries, prompt format; turn-budget hits → fewer votes/retries; otherwise prompt format and
- * decomposition first). It never proposes a genome that is already in the archive.
+ * The math task's built-in, offline, deterministic Meta-Harness proposer: the {@link TemplateSearch}
+ * over {@link HarnessGenome}s, with single-axis changes chosen by what the parent's traces show (many
+ * unparseable answers → parsing, retries, prompt format; turn-budget hits → fewer votes/retries;
+ * failed episodes → decomposition; otherwise prompt format and decomposition first).
  */
 public final class TemplateProposer implements TemplateLibrary {
-  public static final String PACKAGE = "whale.generated";
+  private static final TemplateSearch<HarnessGenome, Axis> SEARCH =
+      new TemplateSearch<>(HarnessGenome.SPACE, HarnessGenome.initial(), TemplateProposer::judge);
 
   private final Set<Axis> axes;
 
@@ -52,7 +49,7 @@ public final class TemplateProposer implements TemplateLibrary {
   @Override
   public List<HarnessCandidate> propose(ArchiveView archive, int m, long seed, boolean promptOnly) {
     // Prompt text is the FORMAT axis: the prefix and suffix literals around the question.
-    return (promptOnly ? new TemplateProposer(EnumSet.of(Axis.FORMAT)) : this).propose(archive, m, seed);
+    return SEARCH.propose(archive, m, seed, promptOnly ? EnumSet.of(Axis.FORMAT) : axes);
   }
 
   /**
@@ -60,166 +57,50 @@ public final class TemplateProposer implements TemplateLibrary {
    * deterministic for (archive, m, seed).
    */
   public List<HarnessCandidate> propose(ArchiveView archive, int m, long seed) {
-    Random rnd = new Random(seed);
-    Set<HarnessGenome> taken = new HashSet<>();
-    List<Parent> parents = new ArrayList<>();
-    int index = 0;
-    for (ArchiveEntry e : archive.entries()) {
-      HarnessGenome g = HarnessGenome.fromSource(e.source());
-      if (g != null) {
-        taken.add(g);
-        if (e.valid()) {
-          parents.add(new Parent(g, e, index));
-        }
-      }
-      index++;
-    }
-    parents.sort(Comparator.comparingDouble((Parent p) -> -p.entry.successRate())
-        .thenComparingDouble(p -> p.entry.meanTurns())
-        .thenComparingInt(p -> p.order));
-    if (parents.isEmpty()) {
-      HarnessGenome h0 = HarnessGenome.initial();
-      parents.add(new Parent(h0, new ArchiveEntry("h0", render(h0), true, null, 0, 0, TraceStats.EMPTY), -1));
-    }
-    List<HarnessCandidate> out = new ArrayList<>();
-    Set<Axis> usedAxes = EnumSet.noneOf(Axis.class);
-    for (int slot = 0; slot < m; slot++) {
-      Parent parent = pickParent(parents, slot, rnd);
-      HarnessCandidate c = mutate(parent, taken, usedAxes, rnd);
-      if (c == null) {
-        for (Parent p : parents) {
-          c = mutate(p, taken, usedAxes, rnd);
-          if (c != null) {
-            break;
-          }
-        }
-      }
-      if (c == null) {
-        c = fresh(parents.get(0), taken, rnd);
-      }
-      if (c == null) {
-        break;
-      }
-      out.add(c);
-    }
-    return out;
+    return SEARCH.propose(archive, m, seed, axes);
   }
 
-  private record Parent(HarnessGenome genome, ArchiveEntry entry, int order) {}
-
-  private static Parent pickParent(List<Parent> parents, int slot, Random rnd) {
-    if (parents.size() == 1 || slot == 0) {
-      return parents.get(0);
-    }
-    if (slot == 1) {
-      // the runner-up unless it is much worse than the best
-      Parent second = parents.get(1);
-      return second.entry.successRate() >= parents.get(0).entry.successRate() - 0.1 ? second : parents.get(0);
-    }
-    int top = Math.min(3, parents.size());
-    return rnd.nextInt(2) == 0 ? parents.get(0) : parents.get(rnd.nextInt(top));
-  }
-
-  private record Option(HarnessGenome genome, Axis axis, double score, String reason) {}
-
-  private HarnessCandidate mutate(Parent parent, Set<HarnessGenome> taken, Set<Axis> usedAxes, Random rnd) {
-    TraceStats st = parent.entry.traceStats();
-    HarnessGenome g = parent.genome;
-    List<Option> options = new ArrayList<>();
-    for (Axis axis : axes) {
-      for (HarnessGenome n : g.neighbours(axis)) {
-        if (taken.contains(n)) {
-          continue;
-        }
-        double score = switch (axis) {
-          case FORMAT, DECOMPOSITION -> 3;
-          case VOTES, PARSING -> 2;
-          case RETRIES, MAX_NEW_TOKENS -> 1;
-        };
-        String reason = defaultReason(axis, g, n);
-        if (st.unparseableFraction() > 0.2) {
-          if (axis == Axis.PARSING) {
-            score += 4;
-            reason = pct(st.unparseableFraction()) + " of answers were unparseable; "
-                + n.parsing() + " parsing may recover answers that " + g.parsing() + " misses";
-          } else if (axis == Axis.RETRIES && n.retries() > g.retries()) {
-            score += 3;
-            reason = pct(st.unparseableFraction()) + " of answers were unparseable; retrying unparseable"
-                + " completions (" + n.retries() + "x) gives the model another chance";
-          } else if (axis == Axis.FORMAT) {
-            score += 2;
-            reason = pct(st.unparseableFraction()) + " of answers were unparseable; the " + n.format()
-                + " prompt format may make the model answer with a number";
-          } else if (axis == Axis.MAX_NEW_TOKENS && n.maxNewTokens() > g.maxNewTokens()) {
-            score += 1;
-            reason = pct(st.unparseableFraction()) + " of answers were unparseable; completions may be cut off";
-          }
-        }
-        if (st.turnBudgetFraction() > 0.05) {
-          if ((axis == Axis.VOTES && n.votes() < g.votes()) || (axis == Axis.RETRIES && n.retries() < g.retries())) {
-            score += 5;
-            reason = pct(st.turnBudgetFraction()) + " of episodes hit the turn budget; fewer model calls"
-                + " per step keeps them within it";
-          } else if ((axis == Axis.VOTES && n.votes() > g.votes()) || (axis == Axis.RETRIES && n.retries() > g.retries())) {
-            score -= 3;
-          }
-        }
-        if (st.errorFraction() + st.timeoutFraction() > 0.2 && axis == Axis.DECOMPOSITION) {
-          score += 2;
-          reason = pct(st.errorFraction() + st.timeoutFraction()) + " of episodes failed; try "
-              + n.decomposition() + " decomposition";
-        }
-        if (usedAxes.contains(axis)) {
-          score -= 2;
-        }
-        score += rnd.nextDouble() * 1.5;
-        options.add(new Option(n, axis, score, reason));
+  /** What the parent's traces say about the change {@code g -> n} on {@code axis}. */
+  private static Judgement judge(Axis axis, HarnessGenome g, HarnessGenome n, TraceStats st) {
+    double score = switch (axis) {
+      case FORMAT, DECOMPOSITION -> 3;
+      case VOTES, PARSING -> 2;
+      case RETRIES, MAX_NEW_TOKENS -> 1;
+    };
+    String reason = defaultReason(axis, g, n);
+    if (st.unparseableFraction() > 0.2) {
+      if (axis == Axis.PARSING) {
+        score += 4;
+        reason = percent(st.unparseableFraction()) + " of answers were unparseable; "
+            + n.parsing() + " parsing may recover answers that " + g.parsing() + " misses";
+      } else if (axis == Axis.RETRIES && n.retries() > g.retries()) {
+        score += 3;
+        reason = percent(st.unparseableFraction()) + " of answers were unparseable; retrying unparseable"
+            + " completions (" + n.retries() + "x) gives the model another chance";
+      } else if (axis == Axis.FORMAT) {
+        score += 2;
+        reason = percent(st.unparseableFraction()) + " of answers were unparseable; the " + n.format()
+            + " prompt format may make the model answer with a number";
+      } else if (axis == Axis.MAX_NEW_TOKENS && n.maxNewTokens() > g.maxNewTokens()) {
+        score += 1;
+        reason = percent(st.unparseableFraction()) + " of answers were unparseable; completions may be cut off";
       }
     }
-    if (options.isEmpty()) {
-      return null;
-    }
-    Option best = options.get(0);
-    for (Option o : options) {
-      if (o.score > best.score) {
-        best = o;
+    if (st.turnBudgetFraction() > 0.05) {
+      if ((axis == Axis.VOTES && n.votes() < g.votes()) || (axis == Axis.RETRIES && n.retries() < g.retries())) {
+        score += 5;
+        reason = percent(st.turnBudgetFraction()) + " of episodes hit the turn budget; fewer model calls"
+            + " per step keeps them within it";
+      } else if ((axis == Axis.VOTES && n.votes() > g.votes()) || (axis == Axis.RETRIES && n.retries() > g.retries())) {
+        score -= 3;
       }
     }
-    taken.add(best.genome);
-    usedAxes.add(best.axis);
-    String parentName = parent.entry.name();
-    String changes = "from " + parentName + " (" + g.code() + "): " + best.axis.name().toLowerCase(Locale.ROOT)
-        + " " + g.value(best.axis) + " -> " + best.genome.value(best.axis);
-    String hypothesis = best.reason + " (parent success " + pct(parent.entry.successRate()) + ", "
-        + String.format(Locale.ROOT, "%.2f", parent.entry.meanTurns()) + " turns)";
-    return new HarnessCandidate(best.genome.code(), hypothesis, changes, best.axis.name().toLowerCase(Locale.ROOT),
-        render(best.genome));
-  }
-
-  private HarnessCandidate fresh(Parent base, Set<HarnessGenome> taken, Random rnd) {
-    List<HarnessGenome> pool = new ArrayList<>();
-    for (HarnessGenome g : HarnessGenome.all()) {
-      if (!taken.contains(g) && differsOnlyOnAllowedAxes(base.genome, g)) {
-        pool.add(g);
-      }
+    if (st.errorFraction() + st.timeoutFraction() > 0.2 && axis == Axis.DECOMPOSITION) {
+      score += 2;
+      reason = percent(st.errorFraction() + st.timeoutFraction()) + " of episodes failed; try "
+          + n.decomposition() + " decomposition";
     }
-    if (pool.isEmpty()) {
-      return null;
-    }
-    HarnessGenome g = pool.get(rnd.nextInt(pool.size()));
-    taken.add(g);
-    return new HarnessCandidate(g.code(), "every single change of the best candidates is archived; explore an"
-        + " untried combination", "from " + base.entry.name() + ": " + base.genome.code() + " -> " + g.code(),
-        "combination", render(g));
-  }
-
-  private boolean differsOnlyOnAllowedAxes(HarnessGenome a, HarnessGenome b) {
-    for (Axis axis : Axis.values()) {
-      if (!axes.contains(axis) && !a.value(axis).equals(b.value(axis))) {
-        return false;
-      }
-    }
-    return true;
+    return new Judgement(score, reason);
   }
 
   private static String defaultReason(Axis axis, HarnessGenome from, HarnessGenome to) {
@@ -244,19 +125,9 @@ public final class TemplateProposer implements TemplateLibrary {
     };
   }
 
-  private static String pct(double x) {
-    return String.format(Locale.ROOT, "%.0f%%", 100 * x);
-  }
-
   /** The readable Java source of the harness {@code g}, with the genome embedded. */
   public static String render(HarnessGenome g) {
-    StringBuilder s = new StringBuilder();
-    s.append("package ").append(PACKAGE).append(";\n\n");
-    s.append("import whale.harness.Harness;\n");
-    s.append("import whale.harness.HarnessContext;\n");
-    s.append("import whale.harness.HarnessResult;\n");
-    s.append("import whale.task.Problem;\n\n");
-    s.append("// ").append(HarnessGenome.MARKER).append(' ').append(g.encode()).append('\n');
+    StringBuilder s = new StringBuilder(GenomeSpace.header(g.encode()));
     s.append("/**\n");
     s.append(" * Template harness ").append(g.code()).append(".\n");
     s.append(" * Prompt: \"").append(g.format().prefixLiteral).append("{question}")

@@ -49,7 +49,7 @@ class WeightActivitiesTest {
     // The demo's base model: long enough pretraining that one-step questions are mostly right.
     var model = new ExperimentSpec.ModelSpec(160, 64, 2, 4, 1000, 64, 0.008, 30000, null);
     base = weights.prepareBaseModel(new BaseModelRequest(TASK, model, 7));
-    chain = runtime.store().putString(TemplateProposer.render(HarnessGenome.parse(
+    chain = runtime.store().putString(TemplateProposer.render(HarnessGenome.SPACE.parse(
         "format=QA;decomp=CHAIN;votes=1;retries=0;parse=FIRST_INT;maxNew=8")));
   }
 

@@ -59,7 +59,7 @@ class TemplateProposerTest {
   @Test
   void initialHarnessIsPlainDirectAndCompiles() throws Exception {
     String src = TemplateProposer.initialHarnessSource();
-    HarnessGenome g = HarnessGenome.fromSource(src);
+    HarnessGenome g = HarnessGenome.SPACE.fromSource(src);
     assertEquals(HarnessGenome.initial(), g);
     assertEquals(PromptFormat.QA, g.format());
     assertEquals(Decomposition.DIRECT, g.decomposition());
@@ -68,17 +68,17 @@ class TemplateProposerTest {
     HarnessCompilerTest.FixedContext ctx = new HarnessCompilerTest.FixedContext();
     assertEquals("7", ch.newInstance().solve(new Problem("p", "Tom has 3 pens. He buys 4 more. How many pens does Tom have?"), ctx).answer());
     assertEquals(1, ctx.turns);
-    assertEquals(g, HarnessGenome.parse(g.encode()));
+    assertEquals(g, HarnessGenome.SPACE.parse(g.encode()));
   }
 
   @Test
   void everyGenomeCompilesAndRuns() throws Exception {
-    List<HarnessGenome> all = HarnessGenome.all();
+    List<HarnessGenome> all = HarnessGenome.SPACE.all();
     assertEquals(3 * 2 * 3 * 3 * 3 * 3, all.size());
     Set<String> names = new HashSet<>();
     for (HarnessGenome g : all) {
       String src = TemplateProposer.render(g);
-      assertEquals(g, HarnessGenome.fromSource(src));
+      assertEquals(g, HarnessGenome.SPACE.fromSource(src));
       HarnessCompiler.Result r = COMPILER.tryCompile(src);
       assertTrue(r.ok(), g.code() + ":\n" + r.errorText() + "\n" + src);
       assertTrue(names.add(r.harness().className()));
@@ -127,7 +127,7 @@ class TemplateProposerTest {
     Set<HarnessGenome> seen = new HashSet<>();
     seen.add(HarnessGenome.initial());
     for (HarnessCandidate c : a) {
-      assertTrue(seen.add(HarnessGenome.fromSource(c.source())), c.name());
+      assertTrue(seen.add(HarnessGenome.SPACE.fromSource(c.source())), c.name());
       assertFalse(c.hypothesis().isBlank());
       assertTrue(c.changes().contains("->"));
       COMPILER.compile(c.source());
@@ -144,7 +144,7 @@ class TemplateProposerTest {
     seen.add(HarnessGenome.initial());
     for (int it = 0; it < 40; it++) {
       for (HarnessCandidate c : p.propose(new ArchiveView(entries), 3, it)) {
-        HarnessGenome g = HarnessGenome.fromSource(c.source());
+        HarnessGenome g = HarnessGenome.SPACE.fromSource(c.source());
         assertTrue(seen.add(g), "re-proposed " + g.code() + " at iteration " + it);
         // a fake score: chain and QA help, votes help a little
         double s = 0.1 + (g.decomposition() == Decomposition.CHAIN ? 0.3 : 0)
@@ -169,7 +169,7 @@ class TemplateProposerTest {
         HarnessGenome.AnswerParsing.FIRST_INT, 8);
     for (long seed = 0; seed < 5; seed++) {
       HarnessCandidate c = p.propose(new ArchiveView(List.of(entry(heavy, 0.3, 15, 0, 0.4))), 1, seed).get(0);
-      HarnessGenome g = HarnessGenome.fromSource(c.source());
+      HarnessGenome g = HarnessGenome.SPACE.fromSource(c.source());
       assertTrue(g.votes() < 5 || g.retries() < 2, c.changes());
       assertTrue(c.hypothesis().contains("turn budget"), c.hypothesis());
     }
@@ -182,7 +182,7 @@ class TemplateProposerTest {
     List<HarnessCandidate> cs = fst.propose(new ArchiveView(List.of(entry(h0, 0.1, 1, 0, 0))), 3, 5L);
     assertEquals(2, cs.size(), "only two other formats exist");
     for (HarnessCandidate c : cs) {
-      HarnessGenome g = HarnessGenome.fromSource(c.source());
+      HarnessGenome g = HarnessGenome.SPACE.fromSource(c.source());
       assertNotNull(g);
       assertEquals(new HarnessGenome(g.format(), h0.decomposition(), h0.votes(), h0.retries(), h0.parsing(),
           h0.maxNewTokens()), g);

@@ -1,5 +1,6 @@
 package whale.harness.searchqa;
 
+import whale.harness.GenomeSpace;
 import whale.harness.searchqa.SearchQaGenome.Hops;
 
 /** Writes the readable Java source of a search-QA template harness, its genome embedded. */
@@ -7,17 +8,8 @@ public final class SearchQaRenderer {
   private SearchQaRenderer() {}
 
   public static String render(SearchQaGenome g) {
-    StringBuilder s = new StringBuilder();
-    s.append("package ").append(SearchQaTemplates.PACKAGE).append(";\n\n");
-    s.append("import java.util.ArrayList;\n");
-    s.append("import java.util.List;\n");
-    s.append("import java.util.Locale;\n");
-    s.append("import java.util.Set;\n");
-    s.append("import whale.harness.Harness;\n");
-    s.append("import whale.harness.HarnessContext;\n");
-    s.append("import whale.harness.HarnessResult;\n");
-    s.append("import whale.task.Problem;\n\n");
-    s.append("// ").append(SearchQaGenome.MARKER).append(' ').append(g.encode()).append('\n');
+    StringBuilder s = new StringBuilder(GenomeSpace.header(g.encode(), "java.util.ArrayList", "java.util.List",
+        "java.util.Locale", "java.util.Set"));
     s.append("/**\n");
     s.append(" * Template search-QA harness ").append(g.code()).append(": query = ")
         .append(g.query().name().toLowerCase()).append(", ").append(g.docs()).append(" document(s) of at most ")

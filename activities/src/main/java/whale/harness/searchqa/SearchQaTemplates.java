@@ -1,30 +1,30 @@
 package whale.harness.searchqa;
 
-import java.util.ArrayList;
-import java.util.Comparator;
+import static whale.harness.TemplateSearch.percent;
+
 import java.util.EnumSet;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
-import java.util.Random;
-import java.util.Set;
-import whale.harness.ArchiveEntry;
 import whale.harness.ArchiveView;
 import whale.harness.HarnessCandidate;
 import whale.harness.TemplateLibrary;
-import whale.harness.TemplateProposer;
+import whale.harness.TemplateSearch;
+import whale.harness.TemplateSearch.Judgement;
 import whale.harness.TraceStats;
 import whale.harness.searchqa.SearchQaGenome.Axis;
 import whale.harness.searchqa.SearchQaGenome.Hops;
 
 /**
- * The search-QA task's built-in proposer: harnesses are {@link SearchQaGenome}s; it reads the
- * archive (genomes back from the sources, success, turns, trace statistics), takes the best
- * candidates by (success ↓, turns ↑) as parents and writes single-axis mutations chosen by what
- * their traces show (turn-budget hits → fewer votes; blank answers → prompt format and parsing; long
- * completions → tighter parsing). It never proposes a genome already in the archive.
+ * The search-QA task's built-in proposer: the {@link TemplateSearch} over {@link SearchQaGenome}s,
+ * with single-axis changes chosen by what the parent's traces show (turn-budget hits → fewer votes;
+ * blank answers → prompt format and parsing; long completions → tighter parsing).
  */
 public final class SearchQaTemplates implements TemplateLibrary {
+  // explores by a random walk from the best: the rule this search was written with, kept with its proposals
+  private static final TemplateSearch<SearchQaGenome, Axis> SEARCH = new TemplateSearch<>(SearchQaGenome.SPACE,
+      SearchQaGenome.initial(), SearchQaTemplates::judge, TemplateSearch.Parents.TOP_THREE,
+      TemplateSearch.Explore.WALK);
+
   @Override
   public HarnessCandidate initial() {
     SearchQaGenome g = SearchQaGenome.initial();
@@ -36,137 +36,34 @@ public final class SearchQaTemplates implements TemplateLibrary {
   @Override
   public List<HarnessCandidate> propose(ArchiveView archive, int m, long seed, boolean promptOnly) {
     // Prompt text is the FORMAT axis: the label literals around documents, question and answer.
-    Set<Axis> axes = promptOnly ? EnumSet.of(Axis.FORMAT) : EnumSet.allOf(Axis.class);
-    Random rnd = new Random(seed);
-    Set<SearchQaGenome> taken = new HashSet<>();
-    List<Parent> parents = new ArrayList<>();
-    int index = 0;
-    for (ArchiveEntry e : archive.entries()) {
-      SearchQaGenome g = SearchQaGenome.fromSource(e.source());
-      if (g != null) {
-        taken.add(g);
-        if (e.valid()) {
-          parents.add(new Parent(g, e, index));
-        }
-      }
-      index++;
-    }
-    parents.sort(Comparator.comparingDouble((Parent p) -> -p.entry.successRate())
-        .thenComparingDouble(p -> p.entry.meanTurns())
-        .thenComparingInt(p -> p.order));
-    if (parents.isEmpty()) {
-      SearchQaGenome h0 = SearchQaGenome.initial();
-      parents.add(new Parent(h0, new ArchiveEntry("h0", SearchQaRenderer.render(h0), true, null, 0, 0,
-          TraceStats.EMPTY), -1));
-    }
-    List<HarnessCandidate> out = new ArrayList<>();
-    Set<Axis> usedAxes = EnumSet.noneOf(Axis.class);
-    for (int slot = 0; slot < m; slot++) {
-      HarnessCandidate c = mutate(pickParent(parents, slot, rnd), axes, taken, usedAxes, rnd);
-      for (int i = 0; c == null && i < parents.size(); i++) {
-        c = mutate(parents.get(i), axes, taken, usedAxes, rnd);
-      }
-      if (c == null) {
-        c = fresh(parents.get(0), axes, taken, rnd);
-      }
-      if (c == null) {
-        break; // every allowed genome is archived
-      }
-      out.add(c);
-    }
-    return out;
+    return SEARCH.propose(archive, m, seed, promptOnly ? EnumSet.of(Axis.FORMAT) : EnumSet.allOf(Axis.class));
   }
 
-  private record Parent(SearchQaGenome genome, ArchiveEntry entry, int order) {}
-
-  private record Option(SearchQaGenome genome, Axis axis, double score, String reason) {}
-
-  private static Parent pickParent(List<Parent> parents, int slot, Random rnd) {
-    if (parents.size() == 1 || slot == 0) {
-      return parents.get(0);
-    }
-    if (slot == 1) {
-      Parent second = parents.get(1);
-      return second.entry.successRate() >= parents.get(0).entry.successRate() - 0.1 ? second : parents.get(0);
-    }
-    return rnd.nextInt(2) == 0 ? parents.get(0) : parents.get(rnd.nextInt(Math.min(3, parents.size())));
-  }
-
-  private static HarnessCandidate mutate(Parent parent, Set<Axis> axes, Set<SearchQaGenome> taken,
-      Set<Axis> usedAxes, Random rnd) {
-    TraceStats st = parent.entry.traceStats();
-    SearchQaGenome g = parent.genome;
+  /** What the parent's traces say about the change {@code g -> n} on {@code axis}. */
+  private static Judgement judge(Axis axis, SearchQaGenome g, SearchQaGenome n, TraceStats st) {
     double tokensPerCall = st.meanTurns() > 0 ? st.meanCompletionTokens() / st.meanTurns() : 0;
-    List<Option> options = new ArrayList<>();
-    for (Axis axis : axes) {
-      for (SearchQaGenome n : g.neighbours(axis)) {
-        if (taken.contains(n)) {
-          continue;
-        }
-        double score = switch (axis) {
-          case FORMAT, DOCS, HOPS -> 3;
-          case CHARS, QUERY, VOTES -> 2;
-          case PARSING, MAX_NEW_TOKENS -> 1;
-        };
-        String reason = defaultReason(axis, g, n);
-        if (st.turnBudgetFraction() > 0.05 && axis == Axis.VOTES) {
-          score += n.votes() < g.votes() ? 5 : -3;
-          reason = pct(st.turnBudgetFraction()) + " of episodes hit the turn budget; "
-              + (n.votes() < g.votes() ? "fewer votes keep them within it" : "more votes cost more turns");
-        }
-        if (st.unparseableFraction() > 0.2 && (axis == Axis.FORMAT || axis == Axis.PARSING)) {
-          score += 2;
-          reason = pct(st.unparseableFraction()) + " of answers were blank; " + reason;
-        }
-        if (tokensPerCall > 10 && ((axis == Axis.PARSING && n.parsing() == SearchQaGenome.Parsing.CLAUSE)
-            || (axis == Axis.MAX_NEW_TOKENS && n.maxNewTokens() < g.maxNewTokens()))) {
-          score += 2;
-          reason = String.format(Locale.ROOT, "completions ran %.0f tokens per call, longer than an entity "
-              + "name; ", tokensPerCall) + reason;
-        }
-        if (usedAxes.contains(axis)) {
-          score -= 2;
-        }
-        score += rnd.nextDouble() * 1.5;
-        options.add(new Option(n, axis, score, reason));
-      }
+    double score = switch (axis) {
+      case FORMAT, DOCS, HOPS -> 3;
+      case CHARS, QUERY, VOTES -> 2;
+      case PARSING, MAX_NEW_TOKENS -> 1;
+    };
+    String reason = defaultReason(axis, g, n);
+    if (st.turnBudgetFraction() > 0.05 && axis == Axis.VOTES) {
+      score += n.votes() < g.votes() ? 5 : -3;
+      reason = percent(st.turnBudgetFraction()) + " of episodes hit the turn budget; "
+          + (n.votes() < g.votes() ? "fewer votes keep them within it" : "more votes cost more turns");
     }
-    Option best = null;
-    for (Option o : options) {
-      if (best == null || o.score > best.score) {
-        best = o;
-      }
+    if (st.unparseableFraction() > 0.2 && (axis == Axis.FORMAT || axis == Axis.PARSING)) {
+      score += 2;
+      reason = percent(st.unparseableFraction()) + " of answers were blank; " + reason;
     }
-    if (best == null) {
-      return null;
+    if (tokensPerCall > 10 && ((axis == Axis.PARSING && n.parsing() == SearchQaGenome.Parsing.CLAUSE)
+        || (axis == Axis.MAX_NEW_TOKENS && n.maxNewTokens() < g.maxNewTokens()))) {
+      score += 2;
+      reason = String.format(Locale.ROOT, "completions ran %.0f tokens per call, longer than an entity "
+          + "name; ", tokensPerCall) + reason;
     }
-    taken.add(best.genome);
-    usedAxes.add(best.axis);
-    String axisName = best.axis.name().toLowerCase(Locale.ROOT);
-    String changes = "from " + parent.entry.name() + " (" + g.code() + "): " + axisName + " " + g.value(best.axis)
-        + " -> " + best.genome.value(best.axis);
-    String hypothesis = best.reason + " (parent success " + pct(parent.entry.successRate()) + ", "
-        + String.format(Locale.ROOT, "%.2f", parent.entry.meanTurns()) + " turns)";
-    return new HarnessCandidate(best.genome.code(), hypothesis, changes, axisName,
-        SearchQaRenderer.render(best.genome));
-  }
-
-  private static HarnessCandidate fresh(Parent base, Set<Axis> axes, Set<SearchQaGenome> taken, Random rnd) {
-    // a random walk over the allowed axes from the best parent, to an unarchived genome
-    SearchQaGenome g = base.genome;
-    List<Axis> allowed = new ArrayList<>(axes);
-    for (int step = 0; step < 200; step++) {
-      Axis a = allowed.get(rnd.nextInt(allowed.size()));
-      List<SearchQaGenome> ns = g.neighbours(a);
-      g = ns.get(rnd.nextInt(ns.size()));
-      if (!taken.contains(g)) {
-        taken.add(g);
-        return new HarnessCandidate(g.code(), "every single change of the best candidates is archived; "
-            + "explore an untried combination", "from " + base.entry.name() + ": " + base.genome.code()
-            + " -> " + g.code(), "combination", SearchQaRenderer.render(g));
-      }
-    }
-    return null;
+    return new Judgement(score, reason);
   }
 
   private static String defaultReason(Axis axis, SearchQaGenome from, SearchQaGenome to) {
@@ -200,11 +97,4 @@ public final class SearchQaTemplates implements TemplateLibrary {
           : "a longer limit avoids cutting answers off";
     };
   }
-
-  private static String pct(double x) {
-    return String.format(Locale.ROOT, "%.0f%%", 100 * x);
-  }
-
-  /** The package every template harness is emitted in. */
-  static final String PACKAGE = TemplateProposer.PACKAGE;
 }

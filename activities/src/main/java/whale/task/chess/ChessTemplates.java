@@ -1,43 +1,28 @@
 package whale.task.chess;
 
-import java.util.ArrayList;
-import java.util.Comparator;
+import static whale.harness.TemplateSearch.percent;
+
 import java.util.EnumSet;
-import java.util.HashSet;
 import java.util.List;
-import java.util.Locale;
-import java.util.Random;
-import java.util.Set;
-import whale.harness.ArchiveEntry;
 import whale.harness.ArchiveView;
+import whale.harness.GenomeSpace;
 import whale.harness.HarnessCandidate;
-import whale.harness.HarnessGenome;
 import whale.harness.TemplateLibrary;
-import whale.harness.TemplateProposer;
+import whale.harness.TemplateSearch;
+import whale.harness.TemplateSearch.Judgement;
 import whale.harness.TraceStats;
 import whale.task.chess.ChessGenome.Axis;
 
 /**
- * The chess task's built-in proposer: an evolutionary search over {@link ChessGenome}s, like the
- * math {@link TemplateProposer}. It reads the archive (genomes back from the sources, success, turns,
- * trace statistics), takes the best candidates as parents and writes single-axis mutations chosen by
- * what their traces show; it never re-proposes an archived genome. Every harness it writes lets the
- * model choose each move: the harness only presents the position, re-asks and counts votes.
+ * The chess task's built-in proposer: the {@link TemplateSearch} over {@link ChessGenome}s, with
+ * single-axis changes chosen by what the parent's traces show. Every harness it writes lets the model
+ * choose each move: the harness only presents the position, re-asks and counts votes.
  */
 public final class ChessTemplates implements TemplateLibrary {
-  private final Set<Axis> axes;
-
-  public ChessTemplates() {
-    this(EnumSet.allOf(Axis.class));
-  }
-
-  /** Restricted to {@code axes}; the Fast-Slow control uses {@code EnumSet.of(Axis.CUE)}. */
-  public ChessTemplates(Set<Axis> axes) {
-    if (axes.isEmpty()) {
-      throw new IllegalArgumentException("no axis to mutate");
-    }
-    this.axes = EnumSet.copyOf(axes);
-  }
+  // later slots take the runner-up on a coin toss: the rule this search was tuned with
+  private static final TemplateSearch<ChessGenome, Axis> SEARCH = new TemplateSearch<>(ChessGenome.SPACE,
+      ChessGenome.initial(), ChessTemplates::judge, TemplateSearch.Parents.RUNNER_UP_COIN,
+      TemplateSearch.Explore.ANY);
 
   @Override
   public HarnessCandidate initial() {
@@ -49,149 +34,44 @@ public final class ChessTemplates implements TemplateLibrary {
   @Override
   public List<HarnessCandidate> propose(ArchiveView archive, int m, long seed, boolean promptOnly) {
     // Prompt text is the CUE axis: the string literal after the position.
-    ChessTemplates lib = promptOnly ? new ChessTemplates(EnumSet.of(Axis.CUE)) : this;
-    return lib.propose(archive, m, seed);
+    return SEARCH.propose(archive, m, seed, promptOnly ? EnumSet.of(Axis.CUE) : EnumSet.allOf(Axis.class));
   }
 
-  private record Parent(ChessGenome genome, ArchiveEntry entry, int order) {}
-
-  private record Option(ChessGenome genome, Axis axis, double score, String reason) {}
-
-  List<HarnessCandidate> propose(ArchiveView archive, int m, long seed) {
-    Random rnd = new Random(seed);
-    Set<ChessGenome> taken = new HashSet<>();
-    List<Parent> parents = new ArrayList<>();
-    int index = 0;
-    for (ArchiveEntry e : archive.entries()) {
-      ChessGenome g = ChessGenome.fromSource(e.source());
-      if (g != null) {
-        taken.add(g);
-        if (e.valid()) {
-          parents.add(new Parent(g, e, index));
-        }
-      }
-      index++;
-    }
-    parents.sort(Comparator.comparingDouble((Parent p) -> -p.entry.successRate())
-        .thenComparingDouble(p -> p.entry.meanTurns())
-        .thenComparingInt(p -> p.order));
-    if (parents.isEmpty()) {
-      ChessGenome h0 = ChessGenome.initial();
-      parents.add(new Parent(h0, new ArchiveEntry("h0", render(h0), true, null, 0, 0, TraceStats.EMPTY), -1));
-    }
-    List<HarnessCandidate> out = new ArrayList<>();
-    Set<Axis> usedAxes = EnumSet.noneOf(Axis.class);
-    for (int slot = 0; slot < m; slot++) {
-      // slot 0 mutates the best; later slots the runner-up when it is close, else the best again
-      Parent parent = slot > 0 && parents.size() > 1
-          && parents.get(1).entry.successRate() >= parents.get(0).entry.successRate() - 0.1
-          && rnd.nextBoolean() ? parents.get(1) : parents.get(0);
-      HarnessCandidate c = mutate(parent, taken, usedAxes, rnd);
-      for (int i = 0; c == null && i < parents.size(); i++) {
-        c = mutate(parents.get(i), taken, usedAxes, rnd);
-      }
-      if (c == null) {
-        c = fresh(parents.get(0), taken, rnd);
-      }
-      if (c == null) {
-        break; // every allowed genome is archived
-      }
-      out.add(c);
-    }
-    return out;
-  }
-
-  private HarnessCandidate mutate(Parent parent, Set<ChessGenome> taken, Set<Axis> usedAxes, Random rnd) {
-    TraceStats st = parent.entry.traceStats();
-    ChessGenome g = parent.genome;
-    List<Option> options = new ArrayList<>();
-    for (Axis axis : axes) {
-      for (ChessGenome n : g.neighbours(axis)) {
-        if (taken.contains(n)) {
-          continue;
-        }
-        double score = switch (axis) {
-          case BOARD, CUE -> 3;
-          case VOTES, PARSING -> 2;
-          case RETRIES -> 1;
-        };
-        String reason = defaultReason(axis, g, n);
-        if (st.unparseableFraction() > 0.2) {
-          String why = pct(st.unparseableFraction()) + " of answers were not UCI moves; ";
-          if (axis == Axis.PARSING && n.parsing() == ChessGenome.Parsing.FIRST_MOVE) {
-            score += 4;
-            reason = why + "taking the first UCI move of the completion recovers moves wrapped in text";
-          } else if (axis == Axis.RETRIES && n.retries() > g.retries()) {
-            score += 3;
-            reason = why + "re-asking when the model's move is not legal gives it another chance";
-          } else if (axis == Axis.CUE) {
-            score += 2;
-            reason = why + "the " + n.cue() + " cue may make the model answer with a move";
-          }
-        }
-        if (st.turnBudgetFraction() > 0.05) {
-          boolean fewer = (axis == Axis.VOTES && n.votes() < g.votes())
-              || (axis == Axis.RETRIES && n.retries() < g.retries());
-          boolean more = (axis == Axis.VOTES && n.votes() > g.votes())
-              || (axis == Axis.RETRIES && n.retries() > g.retries());
-          if (fewer) {
-            score += 5;
-            reason = pct(st.turnBudgetFraction()) + " of episodes hit the turn budget; fewer model calls"
-                + " per move keep them within it";
-          } else if (more) {
-            score -= 3;
-          }
-        }
-        if (usedAxes.contains(axis)) {
-          score -= 2;
-        }
-        score += rnd.nextDouble() * 1.5;
-        options.add(new Option(n, axis, score, reason));
+  /** What the parent's traces say about the change {@code g -> n} on {@code axis}. */
+  private static Judgement judge(Axis axis, ChessGenome g, ChessGenome n, TraceStats st) {
+    double score = switch (axis) {
+      case BOARD, CUE -> 3;
+      case VOTES, PARSING -> 2;
+      case RETRIES -> 1;
+    };
+    String reason = defaultReason(axis, g, n);
+    if (st.unparseableFraction() > 0.2) {
+      String why = percent(st.unparseableFraction()) + " of answers were not UCI moves; ";
+      if (axis == Axis.PARSING && n.parsing() == ChessGenome.Parsing.FIRST_MOVE) {
+        score += 4;
+        reason = why + "taking the first UCI move of the completion recovers moves wrapped in text";
+      } else if (axis == Axis.RETRIES && n.retries() > g.retries()) {
+        score += 3;
+        reason = why + "re-asking when the model's move is not legal gives it another chance";
+      } else if (axis == Axis.CUE) {
+        score += 2;
+        reason = why + "the " + n.cue() + " cue may make the model answer with a move";
       }
     }
-    if (options.isEmpty()) {
-      return null;
-    }
-    Option best = options.get(0);
-    for (Option o : options) {
-      if (o.score > best.score) {
-        best = o;
+    if (st.turnBudgetFraction() > 0.05) {
+      boolean fewer = (axis == Axis.VOTES && n.votes() < g.votes())
+          || (axis == Axis.RETRIES && n.retries() < g.retries());
+      boolean more = (axis == Axis.VOTES && n.votes() > g.votes())
+          || (axis == Axis.RETRIES && n.retries() > g.retries());
+      if (fewer) {
+        score += 5;
+        reason = percent(st.turnBudgetFraction()) + " of episodes hit the turn budget; fewer model calls"
+            + " per move keep them within it";
+      } else if (more) {
+        score -= 3;
       }
     }
-    taken.add(best.genome);
-    usedAxes.add(best.axis);
-    String axis = best.axis.name().toLowerCase(Locale.ROOT);
-    String changes = "from " + parent.entry.name() + " (" + g.code() + "): " + axis + " " + g.value(best.axis)
-        + " -> " + best.genome.value(best.axis);
-    String hypothesis = best.reason + " (parent success " + pct(parent.entry.successRate()) + ", "
-        + String.format(Locale.ROOT, "%.2f", parent.entry.meanTurns()) + " turns)";
-    return new HarnessCandidate(best.genome.code(), hypothesis, changes, axis, render(best.genome));
-  }
-
-  private HarnessCandidate fresh(Parent base, Set<ChessGenome> taken, Random rnd) {
-    List<ChessGenome> pool = new ArrayList<>();
-    for (ChessGenome g : ChessGenome.all()) {
-      if (!taken.contains(g) && differsOnlyOnAllowedAxes(base.genome, g)) {
-        pool.add(g);
-      }
-    }
-    if (pool.isEmpty()) {
-      return null;
-    }
-    ChessGenome g = pool.get(rnd.nextInt(pool.size()));
-    taken.add(g);
-    return new HarnessCandidate(g.code(), "every single change of the best candidates is archived; explore"
-        + " an untried combination", "from " + base.entry.name() + ": " + base.genome.code() + " -> "
-        + g.code(), "combination", render(g));
-  }
-
-  private boolean differsOnlyOnAllowedAxes(ChessGenome a, ChessGenome b) {
-    for (Axis axis : Axis.values()) {
-      if (!axes.contains(axis) && !a.value(axis).equals(b.value(axis))) {
-        return false;
-      }
-    }
-    return true;
+    return new Judgement(score, reason);
   }
 
   private static String defaultReason(Axis axis, ChessGenome from, ChessGenome to) {
@@ -217,23 +97,10 @@ public final class ChessTemplates implements TemplateLibrary {
     };
   }
 
-  private static String pct(double x) {
-    return String.format(Locale.ROOT, "%.0f%%", 100 * x);
-  }
-
   /** The readable Java source of the harness {@code g}, with the genome embedded. */
   public static String render(ChessGenome g) {
-    StringBuilder s = new StringBuilder();
-    s.append("package ").append(TemplateProposer.PACKAGE).append(";\n\n");
-    s.append("import java.util.ArrayList;\n");
-    s.append("import java.util.List;\n");
-    s.append("import java.util.regex.Matcher;\n");
-    s.append("import java.util.regex.Pattern;\n");
-    s.append("import whale.harness.Harness;\n");
-    s.append("import whale.harness.HarnessContext;\n");
-    s.append("import whale.harness.HarnessResult;\n");
-    s.append("import whale.task.Problem;\n\n");
-    s.append("// ").append(HarnessGenome.MARKER).append(' ').append(g.encode()).append('\n');
+    StringBuilder s = new StringBuilder(GenomeSpace.header(g.encode(), "java.util.ArrayList", "java.util.List",
+        "java.util.regex.Matcher", "java.util.regex.Pattern"));
     s.append("/**\n");
     s.append(" * Chess template harness ").append(g.code()).append(": the position as ").append(g.board())
         .append(", then \"").append(g.cue().literal).append("\";\n");

@@ -51,7 +51,7 @@ class SearchQaTemplatesTest {
   @Test
   void h0IsTheUnoptimisedOneHopHarnessAndCompiles() throws Exception {
     HarnessCandidate h0 = LIB.initial();
-    assertEquals(SearchQaGenome.initial(), SearchQaGenome.fromSource(h0.source()));
+    assertEquals(SearchQaGenome.initial(), SearchQaGenome.SPACE.fromSource(h0.source()));
     assertEquals("whale.generated." + SearchQaGenome.initial().className(), COMPILER.compile(h0.source()).className());
   }
 
@@ -62,12 +62,12 @@ class SearchQaTemplatesTest {
     for (Axis a : Axis.values()) {
       genomes.addAll(SearchQaGenome.initial().neighbours(a));
     }
-    genomes.add(SearchQaGenome.parse("query=ENTITY;docs=2;chars=100;format=DQA;hops=TWO;votes=3;parse=CLAUSE;maxNew=12"));
+    genomes.add(SearchQaGenome.SPACE.parse("query=ENTITY;docs=2;chars=100;format=DQA;hops=TWO;votes=3;parse=CLAUSE;maxNew=12"));
     EpisodeRunner runner = new EpisodeRunner(FIRST_WORD, TASK);
     List<TaskProblem> problems = TASK.split(Split.HARNESS).subList(0, 1);
     for (SearchQaGenome g : genomes) {
       String source = SearchQaRenderer.render(g);
-      assertEquals(g, SearchQaGenome.fromSource(source));
+      assertEquals(g, SearchQaGenome.SPACE.fromSource(source));
       CompiledHarness h = COMPILER.compile(source);
       List<EpisodeResult> results = runner.run(h, problems, 1, 5);
       for (EpisodeResult r : results) {
@@ -83,7 +83,7 @@ class SearchQaTemplatesTest {
 
   @Test
   void twoHopsSearchForTheBridgeTheModelNamed() throws Exception {
-    SearchQaGenome g = SearchQaGenome.parse("query=RAW;docs=2;chars=100;format=DQA;hops=TWO;votes=1;parse=LINE;maxNew=24");
+    SearchQaGenome g = SearchQaGenome.SPACE.parse("query=RAW;docs=2;chars=100;format=DQA;hops=TWO;votes=1;parse=LINE;maxNew=24");
     CompiledHarness h = COMPILER.compile(SearchQaRenderer.render(g));
     EpisodeResult r = new EpisodeRunner(FIRST_WORD, TASK).run(h, TASK.split(Split.TEST).subList(0, 1), 1, 9).get(0);
     String bridge = r.modelCalls().get(0).completion().split("\n")[0].trim();
@@ -102,7 +102,7 @@ class SearchQaTemplatesTest {
     assertEquals(3, first.size());
     Set<SearchQaGenome> seen = new HashSet<>(Set.of(SearchQaGenome.initial()));
     for (HarnessCandidate c : first) {
-      SearchQaGenome g = SearchQaGenome.fromSource(c.source());
+      SearchQaGenome g = SearchQaGenome.SPACE.fromSource(c.source());
       assertNotNull(g);
       assertTrue(seen.add(g), "never re-proposed: " + g.code());
       assertTrue(COMPILER.tryCompile(c.source()).ok(), c.name());
@@ -113,14 +113,14 @@ class SearchQaTemplatesTest {
     ArchiveView busy = new ArchiveView(List.of(ArchiveEntry.scored("v5", SearchQaRenderer.render(voting),
         new TraceStats(16, 0.2, 16, 0, 0.5, 0, 0, 40))));
     HarnessCandidate fewer = LIB.propose(busy, 1, 1, false).get(0);
-    assertTrue(SearchQaGenome.fromSource(fewer.source()).votes() < 5, fewer.changes());
+    assertTrue(SearchQaGenome.SPACE.fromSource(fewer.source()).votes() < 5, fewer.changes());
     // an archive of many rounds never repeats itself
     seen.clear();
     seen.add(SearchQaGenome.initial());
     List<ArchiveEntry> entries = new ArrayList<>(archive.entries());
     for (int it = 0; it < 6; it++) {
       for (HarnessCandidate c : LIB.propose(new ArchiveView(entries), 3, it, false)) {
-        assertTrue(seen.add(SearchQaGenome.fromSource(c.source())), c.name());
+        assertTrue(seen.add(SearchQaGenome.SPACE.fromSource(c.source())), c.name());
         entries.add(ArchiveEntry.scored(c.name(), c.source(), new TraceStats(16, 0.05 * it, 1, 0, 0, 0, 0, 10)));
       }
     }
@@ -133,7 +133,7 @@ class SearchQaTemplatesTest {
     List<HarnessCandidate> out = LIB.propose(archive, 3, 7, true);
     assertEquals(2, out.size(), "two other label formats, then nothing new to propose");
     for (HarnessCandidate c : out) {
-      SearchQaGenome g = SearchQaGenome.fromSource(c.source());
+      SearchQaGenome g = SearchQaGenome.SPACE.fromSource(c.source());
       assertEquals(SearchQaGenome.initial().with(Axis.FORMAT, g.format().name()), g);
       assertEquals(stripLiterals(h0.source()).replace(SearchQaGenome.initial().className(), "X"),
           stripLiterals(c.source()).replace(g.className(), "X"), "only string literals (and names) differ");

@@ -74,10 +74,10 @@ class ChessTemplatesTest {
   @Test
   void everyGenomeCompilesAndH0IsTheUnoptimisedOne() throws Exception {
     Set<String> names = new HashSet<>();
-    for (ChessGenome g : ChessGenome.all()) {
+    for (ChessGenome g : ChessGenome.SPACE.all()) {
       String src = ChessTemplates.render(g);
-      assertEquals(g, ChessGenome.fromSource(src));
-      assertEquals(g, ChessGenome.parse(g.encode()));
+      assertEquals(g, ChessGenome.SPACE.fromSource(src));
+      assertEquals(g, ChessGenome.SPACE.parse(g.encode()));
       assertTrue(names.add(g.className()));
       // votes and retries are only constants in the code: one value each covers every code path
       if (g.votes() == 3 && g.retries() == 1) {
@@ -86,7 +86,7 @@ class ChessTemplatesTest {
       }
     }
     HarnessCandidate h0 = new ChessTemplates().initial();
-    assertEquals(ChessGenome.initial(), ChessGenome.fromSource(h0.source()));
+    assertEquals(ChessGenome.initial(), ChessGenome.SPACE.fromSource(h0.source()));
     assertEquals(ChessGenome.Board.FEN, ChessGenome.initial().board());
     assertEquals(ChessGenome.Cue.MOVE, ChessGenome.initial().cue());
   }
@@ -183,7 +183,7 @@ class ChessTemplatesTest {
         "deterministic for (archive, m, seed)");
     Set<ChessGenome> seen = new HashSet<>(List.of(h0));
     for (HarnessCandidate c : cs) {
-      ChessGenome g = ChessGenome.fromSource(c.source());
+      ChessGenome g = ChessGenome.SPACE.fromSource(c.source());
       assertNotNull(g);
       assertTrue(seen.add(g), "never an archived or repeated genome: " + g);
       assertTrue(COMPILER.tryCompile(c.source()).ok());
@@ -193,17 +193,17 @@ class ChessTemplatesTest {
     // the whole genome space gets explored without repeats
     List<ArchiveEntry> archive = new ArrayList<>();
     Set<ChessGenome> all = new HashSet<>();
-    for (int it = 0; it < 200 && all.size() < ChessGenome.all().size(); it++) {
+    for (int it = 0; it < 200 && all.size() < ChessGenome.SPACE.all().size(); it++) {
       List<HarnessCandidate> next = lib.propose(new ArchiveView(archive), 3, it, false);
       if (next.isEmpty()) {
         break;
       }
       for (HarnessCandidate c : next) {
-        assertTrue(all.add(ChessGenome.fromSource(c.source())), "re-proposed " + c.name());
+        assertTrue(all.add(ChessGenome.SPACE.fromSource(c.source())), "re-proposed " + c.name());
         archive.add(ArchiveEntry.scored(c.name(), c.source(), new TraceStats(8, 0.1, 1, 0, 0, 0, 0, 5)));
       }
     }
-    assertEquals(ChessGenome.all().size(), all.size());
+    assertEquals(ChessGenome.SPACE.all().size(), all.size());
   }
 
   @Test
@@ -213,7 +213,7 @@ class ChessTemplatesTest {
     List<HarnessCandidate> cs = new ChessTemplates().propose(new ArchiveView(List.of(e)), 3, 3L, true);
     assertEquals(2, cs.size(), "two other cues exist");
     for (HarnessCandidate c : cs) {
-      ChessGenome g = ChessGenome.fromSource(c.source());
+      ChessGenome g = ChessGenome.SPACE.fromSource(c.source());
       assertEquals(new ChessGenome(h0.board(), g.cue(), h0.votes(), h0.retries(), h0.parsing()), g);
     }
     assertEquals(EnumSet.of(Axis.CUE).size(), 1);

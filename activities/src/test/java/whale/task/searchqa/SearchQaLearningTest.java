@@ -40,7 +40,7 @@ class SearchQaLearningTest {
     var model = new ExperimentSpec.ModelSpec(160, 64, 2, 4, Integer.getInteger("sq.pretrain", 1300), 48,
         0.008, 20000, null);
     HeldOutRise r = HeldOutRise.measure(dir.resolve("store"), TASK, model,
-        SearchQaRenderer.render(SearchQaGenome.parse(GENOME)), STEPS, LR);
+        SearchQaRenderer.render(SearchQaGenome.SPACE.parse(GENOME)), STEPS, LR);
     assertTrue(r.before() > 0, "the base model answers sometimes");
     // the same evaluation seeds before and after: the difference is the training's
     assertTrue(r.after() > r.before() + 0.02, "held-out mean@8 " + r.before() + " -> " + r.after());
