@@ -112,7 +112,7 @@ public final class Trajectory {
         }
       }
     } else {
-      for (int i : modelTurns) {
+      for (int i : new TreeSet<>(modelTurns)) { // in conversation order, whatever the set's
         String opened = template.render(messages.subList(0, i), tools, true).text();
         String closed = template.render(messages.subList(0, i + 1), tools, false).text();
         if (!text.startsWith(closed) || !closed.startsWith(opened)) {

@@ -21,7 +21,8 @@ import whale.harness.HarnessCandidate;
  * of the phase's archive directory, as the Meta-Harness reference does, and collects the candidate
  * files it writes.
  *
- * <p>Protocol: the working directory is the archive copy (summary.json, pareto.json, one directory per
+ * <p>Protocol: the working directory is the archive copy (API.md: the harness API, summary.json,
+ * pareto.json, one directory per
  * candidate with source.java, meta.json, scores.json, traces.json). The environment has
  * {@code WHALE_ARCHIVE} (that directory), {@code WHALE_CANDIDATES_DIR} (an empty directory to write
  * into), {@code WHALE_CANDIDATES} (M), {@code WHALE_ITERATION} and {@code WHALE_SEED}. Each candidate
@@ -50,6 +51,8 @@ public final class CommandProposer {
       Path work = Files.createTempDirectory(workRoot, "propose-");
       Path archive = work.resolve("archive");
       copyTree(archiveDir, archive);
+      // the API the candidates are written against, beside the archive it reads
+      Files.writeString(archive.resolve("API.md"), "# The harness API\n\n" + HarnessApi.TEXT);
       Path out = work.resolve("candidates");
       Files.createDirectories(out);
       Path log = work.resolve("proposer.log");

@@ -104,15 +104,7 @@ public final class OpenAiProposer {
   }
 
   static String systemPrompt() {
-    return """
-        You improve the harness of a small language model agent: Java code implementing
-        whale.harness.Harness { HarnessResult solve(whale.task.Problem p, HarnessContext ctx) }.
-        HarnessContext: String generate(String prompt, int maxNewTokens) (one model call, stops after a
-        newline; at most turnBudget() calls), String tool(String name, String input), int turnsUsed(),
-        int turnBudget(), void note(String). HarnessResult.of(String answer). Problem: id(), question().
-        Only java.lang basics (no System, Runtime, Thread, reflection, I/O), java.util, java.util.regex,
-        java.util.function, java.util.stream, java.text are allowed; anything else is rejected at compile
-        time. The model must do the task's reasoning; the harness only builds prompts and parses text.
+    return "You improve the harness of a small language model agent.\n" + HarnessApi.TEXT + """
         Goal: higher success, fewer turns. Reply with ONE JSON object:
         {"candidates":[{"name":"...","hypothesis":"...","changes":"...","axis":"...","source":"<full Java source, one public class>"}]}
         """;

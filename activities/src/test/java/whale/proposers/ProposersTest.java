@@ -47,6 +47,7 @@ class ProposersTest {
         #!/bin/sh
         set -e
         test -f summary.json && test -f pareto.json && test -f 01-00-h0/source.java
+        grep -q "AssistantTurn chat(List<Message> messages, ChatOptions options)" API.md
         echo "agent sees $(ls | wc -l) entries, writes $WHALE_CANDIDATES"
         touch scribble-in-copy.txt
         i=0
@@ -65,6 +66,7 @@ class ProposersTest {
     assertTrue(got.get(1).source().contains("public final class Cand1"));
     assertTrue(new HarnessCompiler().tryCompile(got.get(0).source()).ok());
     assertTrue(Files.notExists(a.resolve("scribble-in-copy.txt")), "the archive itself is untouched");
+    assertTrue(Files.notExists(a.resolve("API.md")), "API.md is written into the copy only");
   }
 
   @Test
