@@ -17,7 +17,9 @@ Templates (each a directory with tokenizer.json from the qwen2 fixture and a tok
 
 golden.json, per case: the template, the messages, the tools, add_generation_prompt, the text of
 apply_chat_template(tokenize=False), its token ids, and for the generation template the
-assistant_masks of apply_chat_template(return_assistant_tokens_mask=True).
+assistant_masks of apply_chat_template(return_assistant_tokens_mask=True); with torch installed
+(pip install torch), also the qwen2 fixture's SFT loss on that conversation with labels masked by
+assistant_masks, and each parameter's gradient L2 norm ("sft").
 """
 import json
 import os
@@ -170,6 +172,19 @@ def write_dirs():
             json.dump(config, f, indent=2, ensure_ascii=False)
 
 
+def masked_sft(torch, case):
+    """One conversation's loss on the assistant tokens only, and the gradients, on the qwen2 fixture."""
+    model = transformers.AutoModelForCausalLM.from_pretrained(os.path.join(ROOT, "qwen2"),
+                                                              dtype=torch.float32)
+    ids = torch.tensor([case["tokens"]])
+    labels = ids.clone()
+    labels[0, torch.tensor(case["assistant_masks"]) == 0] = -100
+    loss = model(input_ids=ids, labels=labels).loss
+    loss.backward()
+    norms = {n: p.grad.norm().item() for n, p in model.named_parameters() if p.grad is not None}
+    return {"model": "qwen2", "case": 6, "loss": loss.item(), "gradNorms": norms}
+
+
 def main():
     write_dirs()
     cases = []
@@ -184,9 +199,15 @@ def main():
             assert out["input_ids"] == case["tokens"]
             case["assistant_masks"] = out["assistant_masks"]
         cases.append(case)
+    golden = {"transformers": transformers.__version__, "cases": cases}
+    try:
+        import torch
+    except ImportError:
+        torch = None
+    if torch is not None:
+        golden["sft"] = masked_sft(torch, cases[6])
     with open(os.path.join(OUT, "golden.json"), "w") as f:
-        json.dump({"transformers": transformers.__version__, "cases": cases}, f, indent=1,
-                  ensure_ascii=False)
+        json.dump(golden, f, indent=1, ensure_ascii=False)
         f.write("\n")
     print("wrote", len(cases), "cases to", OUT)
 
