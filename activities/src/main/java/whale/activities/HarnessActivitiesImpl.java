@@ -116,7 +116,7 @@ public class HarnessActivitiesImpl implements HarnessActivities {
       case "command" -> new CommandProposer(h.command(), Duration.ofSeconds(h.commandTimeoutSeconds()))
           .propose(dir, runtime.store().namedDir("proposer-work"), req.candidates(), req.iteration(), req.seed());
       default -> TaskCatalog.templates(req.task().name())
-          .propose(new ArchiveView(view), req.candidates(), req.seed(), req.promptOnly());
+          .propose(new ArchiveView(view), req.candidates(), req.seed(), req.promptOnly(), h.chatForm());
     };
   }
 

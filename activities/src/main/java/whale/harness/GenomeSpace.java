@@ -21,7 +21,7 @@ public final class GenomeSpace<G extends Genome<G, A>, A extends Enum<A>> {
   private static final Pattern IN_SOURCE = Pattern.compile(Pattern.quote(MARKER) + "\\s*(\\S+)");
 
   /** One axis: its key in the genome line, the genome's value on it, its values in the order tried. */
-  private record Gene<G>(String key, Function<G, ?> of, List<?> values) {}
+  private record Gene<G>(String key, Function<G, ?> of, List<?> values, Object omitted) {}
 
   private final List<A> axes;
   private final Map<A, Gene<G>> genes;
@@ -55,7 +55,17 @@ public final class GenomeSpace<G extends Genome<G, A>, A extends Enum<A>> {
      * @param values its values; neighbours and the enumeration follow this order
      */
     public Builder<G, A> axis(A axis, String key, Function<G, ?> of, List<?> values) {
-      genes.put(axis, new Gene<>(key, of, List.copyOf(values)));
+      genes.put(axis, new Gene<>(key, of, List.copyOf(values), null));
+      return this;
+    }
+
+    /**
+     * An axis added after genomes were archived: {@code omitted} is its value when the genome line
+     * lacks the key, and is left out of the line, so every genome written before keeps its line,
+     * source and name.
+     */
+    public Builder<G, A> axis(A axis, String key, Function<G, ?> of, List<?> values, Object omitted) {
+      genes.put(axis, new Gene<>(key, of, List.copyOf(values), omitted));
       return this;
     }
 
@@ -102,7 +112,11 @@ public final class GenomeSpace<G extends Genome<G, A>, A extends Enum<A>> {
   public String encode(G g) {
     StringBuilder s = new StringBuilder();
     for (A a : axes) {
-      s.append(s.isEmpty() ? "" : ";").append(genes.get(a).key()).append('=').append(value(g, a));
+      Gene<G> gene = genes.get(a);
+      if (gene.omitted() != null && gene.omitted().equals(gene.of().apply(g))) {
+        continue;
+      }
+      s.append(s.isEmpty() ? "" : ";").append(gene.key()).append('=').append(value(g, a));
     }
     return s.toString();
   }
@@ -120,6 +134,9 @@ public final class GenomeSpace<G extends Genome<G, A>, A extends Enum<A>> {
       values[axes.indexOf(axis)] = valueOf(axis, x[1]);
     }
     for (int i = 0; i < values.length; i++) {
+      if (values[i] == null) {
+        values[i] = genes.get(axes.get(i)).omitted();
+      }
       if (values[i] == null) {
         throw new IllegalArgumentException("incomplete genome " + encoded + ": no " + genes.get(axes.get(i)).key());
       }

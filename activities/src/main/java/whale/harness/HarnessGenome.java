@@ -8,7 +8,7 @@ import java.util.List;
  * {@code GENOME} constant.
  */
 public record HarnessGenome(PromptFormat format, Decomposition decomposition, int votes, int retries,
-    AnswerParsing parsing, int maxNewTokens) implements Genome<HarnessGenome, HarnessGenome.Axis> {
+    AnswerParsing parsing, int maxNewTokens, Form form) implements Genome<HarnessGenome, HarnessGenome.Axis> {
 
   /** FORMAT is the only prompt-text axis (the Fast-Slow control's). */
   public static final GenomeSpace<HarnessGenome, Axis> SPACE = GenomeSpace.<HarnessGenome, Axis>of(Axis.class)
@@ -18,8 +18,23 @@ public record HarnessGenome(PromptFormat format, Decomposition decomposition, in
       .axis(Axis.RETRIES, "retries", HarnessGenome::retries, List.of(0, 1, 2))
       .axis(Axis.PARSING, "parse", HarnessGenome::parsing, List.of(AnswerParsing.values()))
       .axis(Axis.MAX_NEW_TOKENS, "maxNew", HarnessGenome::maxNewTokens, List.of(4, 8, 16))
+      .axis(Axis.FORM, "form", HarnessGenome::form, List.of(Form.values()), Form.COMPLETION)
       .build(v -> new HarnessGenome((PromptFormat) v.get(0), (Decomposition) v.get(1), (Integer) v.get(2),
-          (Integer) v.get(3), (AnswerParsing) v.get(4), (Integer) v.get(5)), TemplateProposer::render);
+          (Integer) v.get(3), (AnswerParsing) v.get(4), (Integer) v.get(5), (Form) v.get(6)),
+          TemplateProposer::render);
+
+  /** The genome of the six axes before FORM existed: the completion form. */
+  public HarnessGenome(PromptFormat format, Decomposition decomposition, int votes, int retries,
+      AnswerParsing parsing, int maxNewTokens) {
+    this(format, decomposition, votes, retries, parsing, maxNewTokens, Form.COMPLETION);
+  }
+
+  /**
+   * How each question reaches the model: COMPLETION prompts {@code generate} with the format's
+   * prefix and suffix; CHAT sends the question as the user's message through the model's own chat
+   * template ({@code chat}), the form instruction-tuned models expect (FORMAT does not apply).
+   */
+  public enum Form { COMPLETION, CHAT }
 
   /** How the question is put to the model. QA is the pretraining corpus's format. */
   public enum PromptFormat {
@@ -47,7 +62,7 @@ public record HarnessGenome(PromptFormat format, Decomposition decomposition, in
   public enum AnswerParsing { FIRST_INT, LAST_INT, WHOLE_LINE }
 
   /** The axes a mutation changes. */
-  public enum Axis { FORMAT, DECOMPOSITION, VOTES, RETRIES, PARSING, MAX_NEW_TOKENS }
+  public enum Axis { FORMAT, DECOMPOSITION, VOTES, RETRIES, PARSING, MAX_NEW_TOKENS, FORM }
 
   /** h0: "Question:/Answer:" format, direct, one sample, no retries, first integer, 16 new tokens. */
   public static HarnessGenome initial() {
@@ -75,7 +90,7 @@ public record HarnessGenome(PromptFormat format, Decomposition decomposition, in
       case WHOLE_LINE -> "line";
     };
     return f + "-" + decomposition.name().toLowerCase() + "-v" + votes + "-r" + retries + "-" + p + "-t"
-        + maxNewTokens;
+        + maxNewTokens + (form == Form.CHAT ? "-chat" : "");
   }
 
   public String className() {

@@ -17,4 +17,14 @@ public interface TemplateLibrary {
    *     incoming harness; any other difference is rejected by the candidate validator
    */
   List<HarnessCandidate> propose(ArchiveView archive, int m, long seed, boolean promptOnly);
+
+  /**
+   * As {@link #propose(ArchiveView, int, long, boolean)}; {@code chatForm} (spec
+   * {@code harness.chatForm}) lets the search also write chat-form harnesses where the task has
+   * them (math). Tasks without chat variants ignore it.
+   */
+  default List<HarnessCandidate> propose(ArchiveView archive, int m, long seed, boolean promptOnly,
+      boolean chatForm) {
+    return propose(archive, m, seed, promptOnly);
+  }
 }

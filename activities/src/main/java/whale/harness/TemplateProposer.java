@@ -21,9 +21,9 @@ public final class TemplateProposer implements TemplateLibrary {
 
   private final Set<Axis> axes;
 
-  /** A proposer that may change every axis. */
+  /** A proposer that may change every axis but FORM (that one only with harness.chatForm). */
   public TemplateProposer() {
-    this(EnumSet.allOf(Axis.class));
+    this(EnumSet.complementOf(EnumSet.of(Axis.FORM)));
   }
 
   /** A proposer restricted to {@code axes}; the Fast-Slow control uses {@code EnumSet.of(Axis.FORMAT)}. */
@@ -52,6 +52,17 @@ public final class TemplateProposer implements TemplateLibrary {
     return SEARCH.propose(archive, m, seed, promptOnly ? EnumSet.of(Axis.FORMAT) : axes);
   }
 
+  @Override
+  public List<HarnessCandidate> propose(ArchiveView archive, int m, long seed, boolean promptOnly,
+      boolean chatForm) {
+    if (!chatForm || promptOnly) {
+      return propose(archive, m, seed, promptOnly);
+    }
+    Set<Axis> withForm = EnumSet.copyOf(axes);
+    withForm.add(Axis.FORM);
+    return SEARCH.propose(archive, m, seed, withForm);
+  }
+
   /**
    * Up to {@code m} new candidates (fewer only when every allowed genome is already archived),
    * deterministic for (archive, m, seed).
@@ -65,7 +76,7 @@ public final class TemplateProposer implements TemplateLibrary {
     double score = switch (axis) {
       case FORMAT, DECOMPOSITION -> 3;
       case VOTES, PARSING -> 2;
-      case RETRIES, MAX_NEW_TOKENS -> 1;
+      case RETRIES, MAX_NEW_TOKENS, FORM -> 1;
     };
     String reason = defaultReason(axis, g, n);
     if (st.unparseableFraction() > 0.2) {
@@ -122,16 +133,32 @@ public final class TemplateProposer implements TemplateLibrary {
       case MAX_NEW_TOKENS -> to.maxNewTokens() < from.maxNewTokens()
           ? "answers are short; a tighter token limit stops rambling"
           : "a longer token limit avoids cutting answers off";
+      case FORM -> to.form() == HarnessGenome.Form.CHAT
+          ? "asking through the model's own chat template suits an instruction-tuned model"
+          : "a plain completion prompt suits a model pretrained on the task's format";
     };
+  }
+
+  /** One model call of a template harness on {@code prompt}, in the genome's form. */
+  private static String call(boolean chat) {
+    return chat ? "ctx.chat(List.of(Message.user(prompt)), ChatOptions.of(MAX_NEW_TOKENS)).content()"
+        : "ctx.generate(prompt, MAX_NEW_TOKENS)";
   }
 
   /** The readable Java source of the harness {@code g}, with the genome embedded. */
   public static String render(HarnessGenome g) {
-    StringBuilder s = new StringBuilder(GenomeSpace.header(g.encode()));
+    boolean chat = g.form() == HarnessGenome.Form.CHAT;
+    StringBuilder s = new StringBuilder(chat
+        ? GenomeSpace.header(g.encode(), "java.util.List", "whale.chat.ChatOptions", "whale.chat.Message")
+        : GenomeSpace.header(g.encode()));
     s.append("/**\n");
     s.append(" * Template harness ").append(g.code()).append(".\n");
-    s.append(" * Prompt: \"").append(g.format().prefixLiteral).append("{question}")
-        .append(g.format().suffixLiteral).append("\"; ");
+    if (chat) {
+      s.append(" * Prompt: the question as the user's message, through the model's chat template; ");
+    } else {
+      s.append(" * Prompt: \"").append(g.format().prefixLiteral).append("{question}")
+          .append(g.format().suffixLiteral).append("\"; ");
+    }
     s.append(g.decomposition() == Decomposition.CHAIN
         ? "least-to-most: one one-step question per operation, the model's answer fed into the next;\n"
         : "direct: the whole question at once;\n");
@@ -145,8 +172,8 @@ public final class TemplateProposer implements TemplateLibrary {
     s.append(" */\n");
     s.append("public final class ").append(g.className()).append(" implements Harness {\n");
     s.append("  public static final String GENOME = \"").append(g.encode()).append("\";\n");
-    s.append("  static final String PREFIX = \"").append(g.format().prefixLiteral).append("\";\n");
-    s.append("  static final String SUFFIX = \"").append(g.format().suffixLiteral).append("\";\n");
+    s.append("  static final String PREFIX = \"").append(chat ? "" : g.format().prefixLiteral).append("\";\n");
+    s.append("  static final String SUFFIX = \"").append(chat ? "" : g.format().suffixLiteral).append("\";\n");
     s.append("  static final int VOTES = ").append(g.votes()).append(";\n");
     s.append("  static final int RETRIES = ").append(g.retries()).append(";\n");
     s.append("  static final int MAX_NEW_TOKENS = ").append(g.maxNewTokens()).append(";\n\n");
@@ -220,7 +247,7 @@ public final class TemplateProposer implements TemplateLibrary {
       s.append("    if (ctx.turnsUsed() >= ctx.turnBudget()) {\n");
       s.append("      return null;\n");
       s.append("    }\n");
-      s.append("    return parse(ctx.generate(prompt, MAX_NEW_TOKENS));\n");
+      s.append("    return parse(").append(call(chat)).append(");\n");
       s.append("  }\n\n");
     } else {
       s.append("  /** One parsed answer, retrying up to RETRIES times on unparseable output. */\n");
@@ -229,7 +256,7 @@ public final class TemplateProposer implements TemplateLibrary {
       s.append("      if (ctx.turnsUsed() >= ctx.turnBudget()) {\n");
       s.append("        return null;\n");
       s.append("      }\n");
-      s.append("      String parsed = parse(ctx.generate(prompt, MAX_NEW_TOKENS));\n");
+      s.append("      String parsed = parse(").append(call(chat)).append(");\n");
       s.append("      if (parsed != null) {\n");
       s.append("        return parsed;\n");
       s.append("      }\n");

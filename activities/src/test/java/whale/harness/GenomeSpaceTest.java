@@ -15,13 +15,16 @@ import whale.task.chess.ChessGenome;
 class GenomeSpaceTest {
   @Test
   void encodesParsesAndEnumeratesEachTasksSpace() {
-    assertEquals(3 * 2 * 3 * 3 * 3 * 3, HarnessGenome.SPACE.all().size());
+    assertEquals(3 * 2 * 3 * 3 * 3 * 3 * 2, HarnessGenome.SPACE.all().size());
     assertEquals(4 * 3 * 3 * 3 * 2, ChessGenome.SPACE.all().size());
     assertEquals(3 * 3 * 3 * 3 * 2 * 3 * 2 * 2, SearchQaGenome.SPACE.all().size());
     HarnessGenome first = HarnessGenome.SPACE.all().get(0);
     assertEquals("format=QA;decomp=DIRECT;votes=1;retries=0;parse=FIRST_INT;maxNew=4", first.encode());
-    assertEquals("format=QA;decomp=DIRECT;votes=1;retries=0;parse=FIRST_INT;maxNew=8",
+    assertEquals("format=QA;decomp=DIRECT;votes=1;retries=0;parse=FIRST_INT;maxNew=4;form=CHAT",
         HarnessGenome.SPACE.all().get(1).encode(), "the last axis varies fastest");
+    assertEquals("format=QA;decomp=DIRECT;votes=1;retries=0;parse=FIRST_INT;maxNew=8",
+        HarnessGenome.SPACE.all().get(2).encode(), "an omitted default is left out of the line");
+    assertEquals(first, HarnessGenome.SPACE.parse(first.encode()));
     for (SearchQaGenome g : SearchQaGenome.SPACE.all()) {
       assertEquals(g, SearchQaGenome.SPACE.parse(g.encode()));
     }

@@ -37,6 +37,12 @@ class HarnessCompilerTest {
       return "7\n";
     }
 
+    @Override
+    public whale.chat.AssistantTurn chat(List<whale.chat.Message> messages, whale.chat.ChatOptions options) {
+      turns++;
+      return whale.chat.ToolCalls.parse("7");
+    }
+
     public String tool(String name, String input) {
       return name.equals("sentences") ? new whale.task.MathTask.SentencesTool().apply(input) : input.toUpperCase();
     }

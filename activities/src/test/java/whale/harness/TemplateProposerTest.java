@@ -74,7 +74,7 @@ class TemplateProposerTest {
   @Test
   void everyGenomeCompilesAndRuns() throws Exception {
     List<HarnessGenome> all = HarnessGenome.SPACE.all();
-    assertEquals(3 * 2 * 3 * 3 * 3 * 3, all.size());
+    assertEquals(3 * 2 * 3 * 3 * 3 * 3 * 2, all.size(), "six axes and the two forms");
     Set<String> names = new HashSet<>();
     for (HarnessGenome g : all) {
       String src = TemplateProposer.render(g);
@@ -115,6 +115,37 @@ class TemplateProposerTest {
   static ArchiveEntry entry(HarnessGenome g, double success, double turns, double unparseable, double budget) {
     TraceStats st = new TraceStats(64, success, turns, unparseable, budget, 0, 0, 3);
     return new ArchiveEntry(g.code(), TemplateProposer.render(g), true, null, success, turns, st);
+  }
+
+  @Test
+  void chatFormProposalsAskThroughTheChatTemplateAndCompletionOnesStayAsTheyWere() throws Exception {
+    HarnessGenome h0 = HarnessGenome.initial();
+    assertEquals("format=QA;decomp=DIRECT;votes=1;retries=0;parse=FIRST_INT;maxNew=16", h0.encode(),
+        "the completion form is left out of the genome line: archived genomes keep their sources");
+    ArchiveView archive = new ArchiveView(List.of(entry(h0, 0.1, 1, 0.05, 0)));
+    TemplateProposer p = new TemplateProposer();
+    assertEquals(p.propose(archive, 3, 11L), p.propose(archive, 3, 11L, false, false));
+    boolean sawChat = false;
+    for (long seed = 0; seed < 3; seed++) {
+      // FORM ranks last among h0's single changes: ask for all of them
+      for (HarnessCandidate c : p.propose(archive, 16, seed, false, true)) {
+        HarnessGenome g = HarnessGenome.SPACE.fromSource(c.source());
+        if (g.form() == HarnessGenome.Form.CHAT) {
+          sawChat = true;
+          assertTrue(c.source().contains("ctx.chat(List.of(Message.user(prompt)), ChatOptions.of(MAX_NEW_TOKENS))"));
+          assertTrue(g.encode().endsWith(";form=CHAT") && c.name().endsWith("-chat"), g.encode());
+          // through the builtin model's chat template the question reads as the pretraining format
+          EpisodeRunner runner = new EpisodeRunner(new OneStepOracle(), TASK);
+          List<EpisodeResult> rs = runner.run(COMPILER.compile(c.source()), TASK.split(Split.HARNESS).subList(0, 2), 1, 1L);
+          for (EpisodeResult r : rs) {
+            assertEquals(EpisodeStatus.COMPLETED, r.status(), r.error());
+            assertTrue(r.modelCalls().get(0).chat() != null);
+            assertTrue(r.modelCalls().get(0).prompt().startsWith("Q: "), r.modelCalls().get(0).prompt());
+          }
+        }
+      }
+    }
+    assertTrue(sawChat, "harness.chatForm lets the search propose the chat form");
   }
 
   @Test

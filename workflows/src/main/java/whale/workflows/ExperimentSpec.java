@@ -341,6 +341,8 @@ public record ExperimentSpec(
    * @param openaiApiKeyEnv openai: the worker's environment variable holding the API key (unset: no key)
    * @param command command: the program and its arguments
    * @param commandTimeoutSeconds command: killed after this long
+   * @param chatForm template: also propose harnesses that ask through the model's chat template
+   *     (the math task's FORM axis); for instruction-tuned Hugging Face models. Default false
    */
   public record HarnessSpec(
       String proposer,
@@ -352,6 +354,7 @@ public record ExperimentSpec(
       String openaiApiKeyEnv,
       List<String> command,
       Integer commandTimeoutSeconds,
+      Boolean chatForm,
       @JsonAnySetter @JsonInclude(JsonInclude.Include.NON_EMPTY) Map<String, Object> unknown) {
     public HarnessSpec {
       proposer = proposer == null ? "template" : proposer;
@@ -363,6 +366,7 @@ public record ExperimentSpec(
       openaiApiKeyEnv = openaiApiKeyEnv == null ? "OPENAI_API_KEY" : openaiApiKeyEnv;
       command = command == null ? List.of() : List.copyOf(command);
       commandTimeoutSeconds = commandTimeoutSeconds == null ? 600 : commandTimeoutSeconds;
+      chatForm = chatForm != null && chatForm;
       unknown = unknown == null ? Map.of() : Map.copyOf(unknown);
     }
 
@@ -370,11 +374,11 @@ public record ExperimentSpec(
     public HarnessSpec(String proposer, Integer candidatesPerIteration, Integer turnBudget,
         Integer episodeTimeoutSeconds, Map<String, Object> unknown) {
       this(proposer, candidatesPerIteration, turnBudget, episodeTimeoutSeconds, null, null, null, null, null,
-          unknown);
+          null, unknown);
     }
 
     public static HarnessSpec defaults() {
-      return new HarnessSpec(null, null, null, null, null, null, null, null, null, null);
+      return new HarnessSpec(null, null, null, null, null, null, null, null, null, null, null);
     }
   }
 
