@@ -54,7 +54,7 @@ public class HfBench {
             int[] c = new int[SFT_LEN - PROMPT];
             for (int i = 0; i < p.length; i++) p[i] = 3 + rng.nextInt(vocab - 3);
             for (int i = 0; i < c.length; i++) c[i] = 3 + rng.nextInt(vocab - 3);
-            batch.add(new SftTrainer.Example(p, c));
+            batch.add(SftTrainer.Example.of(p, c));
           }
           m.trainFull();
           double sft = best(() -> m.trainer().step(batch, 1e-4f));
