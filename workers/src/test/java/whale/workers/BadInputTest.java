@@ -38,7 +38,6 @@ import whale.activities.ActivityRuntime;
 import whale.task.Jsonl;
 import whale.workflows.ExperimentSpec;
 import whale.workflows.SpecJson;
-import whale.workflows.WhaleSearchAttributes;
 import whale.workflows.WhaleWorkflow;
 
 /**
@@ -51,14 +50,7 @@ class BadInputTest {
   static ActivityRuntime runtime;
 
   @RegisterExtension
-  static final TestWorkflowExtension temporal = register(TestWorkflowExtension.newBuilder())
-      .setDoNotStart(true)
-      .build();
-
-  private static TestWorkflowExtension.Builder register(TestWorkflowExtension.Builder b) {
-    WhaleSearchAttributes.ALL.forEach(b::registerSearchAttribute);
-    return b;
-  }
+  static final TestWorkflowExtension temporal = WhaleTestServer.extension();
 
   @BeforeAll
   static void openRuntime() {

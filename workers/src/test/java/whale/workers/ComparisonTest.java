@@ -26,7 +26,6 @@ import whale.activities.ActivityRuntime;
 import whale.workflows.ComparisonResult;
 import whale.workflows.ComparisonSpec;
 import whale.workflows.ComparisonWorkflow;
-import whale.workflows.WhaleSearchAttributes;
 import whale.workflows.WhaleWorkflow;
 import whale.workflows.activities.ComparisonRun;
 
@@ -36,14 +35,7 @@ class ComparisonTest {
   static ActivityRuntime runtime;
 
   @RegisterExtension
-  static final TestWorkflowExtension temporal = register(TestWorkflowExtension.newBuilder())
-      .setDoNotStart(true)
-      .build();
-
-  private static TestWorkflowExtension.Builder register(TestWorkflowExtension.Builder b) {
-    WhaleSearchAttributes.ALL.forEach(b::registerSearchAttribute);
-    return b;
-  }
+  static final TestWorkflowExtension temporal = WhaleTestServer.extension();
 
   @BeforeAll
   static void openRuntime() {

@@ -38,7 +38,6 @@ import whale.task.MathTask;
 import whale.workflows.RunEvent;
 import whale.workflows.SpecJson;
 import whale.workflows.WhaleResult;
-import whale.workflows.WhaleSearchAttributes;
 import whale.workflows.WhaleWorkflow;
 
 /**
@@ -56,14 +55,7 @@ class HfRunTest {
   static Path base;
 
   @RegisterExtension
-  static final TestWorkflowExtension temporal = register(TestWorkflowExtension.newBuilder())
-      .setDoNotStart(true)
-      .build();
-
-  private static TestWorkflowExtension.Builder register(TestWorkflowExtension.Builder b) {
-    WhaleSearchAttributes.ALL.forEach(b::registerSearchAttribute);
-    return b;
-  }
+  static final TestWorkflowExtension temporal = WhaleTestServer.extension();
 
   /**
    * The "pretrained" model a user brings: the random fixture, fully fine-tuned briefly on the math

@@ -35,7 +35,6 @@ import whale.activities.ActivityRuntime;
 import whale.workflows.ExperimentSpec;
 import whale.workflows.SpecJson;
 import whale.workflows.WhaleResult;
-import whale.workflows.WhaleSearchAttributes;
 import whale.workflows.WhaleWorkflow;
 
 /**
@@ -52,14 +51,7 @@ class PlantedKeyTest {
   static ActivityRuntime runtime;
 
   @RegisterExtension
-  static final TestWorkflowExtension temporal = register(TestWorkflowExtension.newBuilder())
-      .setDoNotStart(true)
-      .build();
-
-  private static TestWorkflowExtension.Builder register(TestWorkflowExtension.Builder b) {
-    WhaleSearchAttributes.ALL.forEach(b::registerSearchAttribute);
-    return b;
-  }
+  static final TestWorkflowExtension temporal = WhaleTestServer.extension();
 
   @BeforeAll
   static void openRuntime() {

@@ -30,7 +30,6 @@ import whale.workflows.ExperimentSpec;
 import whale.workflows.RunEvent;
 import whale.workflows.SpecJson;
 import whale.workflows.WhaleResult;
-import whale.workflows.WhaleSearchAttributes;
 import whale.workflows.WhaleWorkflow;
 
 /**
@@ -43,14 +42,7 @@ class RetentionTest {
   ActivityRuntime runtime;
 
   @RegisterExtension
-  static final TestWorkflowExtension temporal = register(TestWorkflowExtension.newBuilder())
-      .setDoNotStart(true)
-      .build();
-
-  private static TestWorkflowExtension.Builder register(TestWorkflowExtension.Builder b) {
-    WhaleSearchAttributes.ALL.forEach(b::registerSearchAttribute);
-    return b;
-  }
+  static final TestWorkflowExtension temporal = WhaleTestServer.extension();
 
   @BeforeEach
   void startWorkers(TestWorkflowEnvironment env) {

@@ -34,7 +34,6 @@ import whale.activities.ActivityRuntime;
 import whale.workflows.ExperimentSpec;
 import whale.workflows.RunEvent;
 import whale.workflows.WhaleResult;
-import whale.workflows.WhaleSearchAttributes;
 import whale.workflows.WhaleStatus;
 import whale.workflows.WhaleWorkflow;
 
@@ -47,14 +46,7 @@ class WhaleWorkflowTest {
   static ActivityRuntime runtime;
 
   @RegisterExtension
-  static final TestWorkflowExtension temporal = register(TestWorkflowExtension.newBuilder())
-      .setDoNotStart(true)
-      .build();
-
-  private static TestWorkflowExtension.Builder register(TestWorkflowExtension.Builder b) {
-    WhaleSearchAttributes.ALL.forEach(b::registerSearchAttribute);
-    return b;
-  }
+  static final TestWorkflowExtension temporal = WhaleTestServer.extension();
 
   @BeforeAll
   static void openRuntime() {

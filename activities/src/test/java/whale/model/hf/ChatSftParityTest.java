@@ -23,7 +23,7 @@ class ChatSftParityTest {
   void aConversationsLossAndGradientsAreTransformersWithTheAssistantMask() throws Exception {
     JsonNode g = ChatTemplateTest.golden();
     JsonNode c = g.get("cases").get(g.get("sft").get("case").asInt());
-    SftExample ex = Trajectory.conversation(ChatTemplateTest.messages(c.get("messages")), List.of(),
+    SftExample ex = Trajectory.conversation(whale.chat.ChatJson.messages(c.get("messages")), List.of(),
         Set.of(2, 4), ChatTemplate.of(ChatTemplateTest.chat("generation")));
     try (HfModel m = HfModel.load(HfFixtures.dir("qwen2"), List.of())) {
       SftTrainer.Example e = m.example(ex);

@@ -11,7 +11,6 @@ import ai.djl.ndarray.types.DataType;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -80,14 +79,7 @@ class Float16BaseTest {
     JsonNode g = HfFixtures.golden(model);
     try (HfModel m = HfModel.load(HfFixtures.dir(model), List.of(), HALF)) {
       assertEquals(DataType.FLOAT16, m.decoder().baseType());
-      List<KvSampler.Row> rows = new ArrayList<>();
-      for (JsonNode p : g.path("prompts")) {
-        rows.add(new KvSampler.Row(HfFixtures.ints(p.path("ids")), 0, 12));
-      }
-      int[][] ours = m.generateIds(rows, Sampling.GREEDY);
-      for (int i = 0; i < rows.size(); i++) {
-        assertArrayEquals(HfFixtures.ints(g.path("greedy").get(i)), ours[i], model + " prompt " + i);
-      }
+      HfFixtures.assertGreedyIsGolden(m, g, model);
     }
   }
 

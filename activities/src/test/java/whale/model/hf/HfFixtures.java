@@ -67,6 +67,19 @@ final class HfFixtures {
     return golden.path("models").path(model);
   }
 
+  /** {@code m}'s greedy continuations of the golden prompts (12 new tokens, one batch) are transformers'. */
+  static void assertGreedyIsGolden(HfModel m, JsonNode golden, String model) {
+    List<KvSampler.Row> rows = new java.util.ArrayList<>();
+    for (JsonNode p : golden.path("prompts")) {
+      rows.add(new KvSampler.Row(ints(p.path("ids")), 0, 12));
+    }
+    int[][] ours = m.generateIds(rows, Sampling.GREEDY);
+    for (int i = 0; i < rows.size(); i++) {
+      org.junit.jupiter.api.Assertions.assertArrayEquals(ints(golden.path("greedy").get(i)), ours[i],
+          model + " prompt " + i);
+    }
+  }
+
   static int[] ints(JsonNode array) {
     int[] out = new int[array.size()];
     for (int i = 0; i < out.length; i++) {
