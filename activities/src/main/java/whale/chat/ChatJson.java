@@ -39,20 +39,14 @@ public final class ChatJson {
       JsonNode tc = m.path("tool_calls");
       for (int j = 0; j < tc.size(); j++) {
         JsonNode f = tc.get(j).has("function") ? tc.get(j).get("function") : tc.get(j);
-        JsonNode args = f.get("arguments");
-        if (args != null && args.isTextual()) {
-          try {
-            args = JSON.readTree(args.asText());
-          } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
-            throw new IllegalArgumentException(where + ": tool_calls[" + j + "].arguments is not JSON");
-          }
+        if (!f.path("name").isTextual()) {
+          throw new IllegalArgumentException(where + ": tool_calls[" + j + "] needs a string \"name\"");
         }
-        if (!f.path("name").isTextual() || (args != null && !args.isNull() && !args.isObject())) {
-          throw new IllegalArgumentException(where + ": tool_calls[" + j
-              + "] needs a string \"name\" and object \"arguments\"");
+        try {
+          calls.add(new FunctionCall(f.get("name").asText(), ToolCalls.arguments(f.get("arguments"))));
+        } catch (IllegalArgumentException e) {
+          throw new IllegalArgumentException(where + ": tool_calls[" + j + "]: " + e.getMessage());
         }
-        calls.add(new FunctionCall(f.get("name").asText(),
-            args == null || args.isNull() ? Map.of() : JSON.convertValue(args, MAP)));
       }
       try {
         out.add(new Message(m.get("role").asText(), content == null || content.isNull() ? "" : content.asText(),

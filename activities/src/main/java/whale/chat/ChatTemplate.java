@@ -74,8 +74,13 @@ public final class ChatTemplate {
     return bosToken;
   }
 
+  /** One instance: every builtin-model episode run asks for it, and a Jinjava engine is not free. */
+  private static final class Builtin {
+    static final ChatTemplate INSTANCE = new ChatTemplate(BUILTIN, "the built-in model's chat template", "", "");
+  }
+
   public static ChatTemplate builtin() {
-    return new ChatTemplate(BUILTIN, "the built-in model's chat template", "", "");
+    return Builtin.INSTANCE;
   }
 
   /**

@@ -51,6 +51,27 @@ public final class ToolCalls {
     return new AssistantTurn(text, content.toString().strip(), calls, errors);
   }
 
+  /**
+   * A call's arguments: a JSON object, or a string holding one (as the OpenAI API carries them);
+   * absent or null is none. Anything else is an IllegalArgumentException saying what is wrong.
+   */
+  static Map<String, Object> arguments(JsonNode args) {
+    if (args != null && args.isTextual()) {
+      try {
+        args = JSON.readTree(args.asText());
+      } catch (JsonProcessingException e) {
+        throw new IllegalArgumentException("\"arguments\" is a string that is not JSON");
+      }
+    }
+    if (args == null || args.isNull()) {
+      return Map.of();
+    }
+    if (!args.isObject()) {
+      throw new IllegalArgumentException("\"arguments\" must be a JSON object");
+    }
+    return JSON.convertValue(args, new com.fasterxml.jackson.core.type.TypeReference<LinkedHashMap<String, Object>>() { });
+  }
+
   private static FunctionCall call(String body) {
     JsonNode node;
     try {
@@ -65,20 +86,7 @@ public final class ToolCalls {
     if (name == null || !name.isTextual() || name.asText().isEmpty()) {
       throw new IllegalArgumentException("\"name\" must be a non-empty string");
     }
-    JsonNode args = node.get("arguments");
-    if (args != null && args.isTextual()) {
-      // some models write the arguments as a JSON string, as the OpenAI API carries them
-      try {
-        args = JSON.readTree(args.asText());
-      } catch (JsonProcessingException e) {
-        throw new IllegalArgumentException("\"arguments\" is a string that is not JSON");
-      }
-    }
-    if (args != null && !args.isNull() && !args.isObject()) {
-      throw new IllegalArgumentException("\"arguments\" must be a JSON object");
-    }
-    Map<String, Object> map = args == null || args.isNull() ? Map.of()
-        : JSON.convertValue(args, new com.fasterxml.jackson.core.type.TypeReference<LinkedHashMap<String, Object>>() { });
+    Map<String, Object> map = arguments(node.get("arguments"));
     return new FunctionCall(name.asText(), map);
   }
 }

@@ -4,12 +4,10 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.net.URISyntaxException;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -34,21 +32,13 @@ public class ChatTemplateTest {
     return JSON.readTree(chat("golden.json").toFile());
   }
 
-  public static List<Message> messages(JsonNode ms) {
-    return ChatJson.messages(ms);
-  }
-
-  static List<ToolSchema> tools(JsonNode ts) {
-    return ChatJson.tools(ts);
-  }
-
   @Test
   void rendersEveryFixtureConversationExactlyAsTransformers() throws Exception {
     JsonNode g = golden();
     int n = 0;
     for (JsonNode c : g.get("cases")) {
       ChatTemplate t = ChatTemplate.of(chat(c.get("template").asText()));
-      String text = t.render(messages(c.get("messages")), tools(c.path("tools")),
+      String text = t.render(ChatJson.messages(c.get("messages")), ChatJson.tools(c.path("tools")),
           c.get("add_generation_prompt").asBoolean()).text();
       assertEquals(c.get("text").asText(), text, "case " + n + " (" + c.get("template").asText()
           + ", transformers " + g.get("transformers").asText() + ")");
@@ -60,7 +50,7 @@ public class ChatTemplateTest {
   @Test
   void generationBlocksAreTheAssistantsTurnsWithTheirEndOfTurnToken() throws Exception {
     JsonNode c = golden().get("cases").get(6);
-    ChatTemplate.Rendered r = ChatTemplate.of(chat("generation")).render(messages(c.get("messages")), List.of(), false);
+    ChatTemplate.Rendered r = ChatTemplate.of(chat("generation")).render(ChatJson.messages(c.get("messages")), List.of(), false);
     List<String> marked = r.generationSpans().stream().map(s -> r.text().substring(s[0], s[1])).toList();
     assertEquals(List.of("Let me add: 12 + 7 = 19.<|im_end|>", "Yes, 19.<|im_end|>"), marked);
   }

@@ -42,7 +42,7 @@ class TrajectoryTest {
   @Test
   void theMaskIsTransformersAssistantTokensMask() throws Exception {
     JsonNode c = ChatTemplateTest.golden().get("cases").get(6);
-    List<Message> messages = ChatTemplateTest.messages(c.get("messages"));
+    List<Message> messages = whale.chat.ChatJson.messages(c.get("messages"));
     ChatTemplate template = ChatTemplate.of(ChatTemplateTest.chat("generation"));
     SftExample ex = Trajectory.conversation(messages, List.of(), Set.of(2, 4), template);
     int[][] t = tokens(ex, HfTokenizer.load(ChatTemplateTest.chat("generation")));
@@ -54,7 +54,7 @@ class TrajectoryTest {
   void withoutGenerationBlocksTheTurnsComeFromThePrefixRenderings() throws Exception {
     // Qwen2.5's template re-renders tool calls in its own form and sends tool results as user turns
     JsonNode c = ChatTemplateTest.golden().get("cases").get(5);
-    List<Message> messages = ChatTemplateTest.messages(c.get("messages"));
+    List<Message> messages = whale.chat.ChatJson.messages(c.get("messages"));
     ChatTemplate template = ChatTemplate.of(ChatTemplateTest.chat("qwen2.5"));
     SftExample ex = Trajectory.conversation(messages, List.of(), Set.of(1, 3), template);
     assertEquals(c.get("text").asText(), String.join("", ex.parts()), "the parts are the whole rendering");

@@ -191,7 +191,7 @@ public final class HfModel implements Generator, AutoCloseable {
       rows.add(new KvSampler.Row(ids, r.seed(), maxNew));
     }
     Set<Integer> eos = new LinkedHashSet<>(tokenizer.eosIds());
-    String[] text = new String[requests.size()];
+    String[] text = new String[rows.size()]; // by row, as the stop callback sees them
     KvSampler.Stop stop = stopStrings.isEmpty() ? KvSampler.Stop.NEVER : (row, gen, count) -> {
       if (requests.get(sampled.get(row)).chat()) {
         return false; // a chat turn ends at EOS, not at a line stop
