@@ -82,6 +82,19 @@ class WebUiIT {
     }
   }
 
+  /**
+   * Polls {@code look} until it returns non-null. The UI re-renders its tabs, links and the
+   * metadata iframe while data loads, and an element that vanished between finding and reading it
+   * surfaces as any of several WebDriver errors (a stale reference, a missing frame, or Chromium's
+   * "Node with given id does not belong to the document"): each only means "look again". A real
+   * failure still ends the wait, with the last error as its cause.
+   */
+  private static <T> T retry(int seconds, java.util.function.Function<WebDriver, T> look) {
+    return new WebDriverWait(browser, Duration.ofSeconds(seconds))
+        .ignoring(org.openqa.selenium.WebDriverException.class)
+        .until(look::apply);
+  }
+
   private static void screenshot(String name) throws Exception {
     File f = ((TakesScreenshot) browser).getScreenshotAs(OutputType.FILE);
     Path to = dir.resolve(name);
@@ -90,9 +103,7 @@ class WebUiIT {
   }
 
   private static String waitForText(String... texts) {
-    return new WebDriverWait(browser, Duration.ofSeconds(60))
-        .ignoring(org.openqa.selenium.StaleElementReferenceException.class)
-        .until(d -> {
+    return retry(60, d -> {
       String body = d.findElement(By.tagName("body")).getText();
       for (String t : texts) {
         if (!body.contains(t)) {
@@ -119,16 +130,14 @@ class WebUiIT {
     browser.get(server.uiUrl() + "/namespaces/default/workflows?query=" + query);
     waitForText(id, "WhaleWorkflow");
     screenshot("workflows-list.png");
-    new WebDriverWait(browser, Duration.ofSeconds(30))
-        .ignoring(org.openqa.selenium.StaleElementReferenceException.class)
-        .until(d -> {
-          var links = d.findElements(By.partialLinkText(id));
-          if (links.isEmpty()) {
-            return null;
-          }
-          links.get(0).click();
-          return true;
-        });
+    retry(30, d -> {
+      var links = d.findElements(By.partialLinkText(id));
+      if (links.isEmpty()) {
+        return null;
+      }
+      links.get(0).click();
+      return true;
+    });
     waitForText("Search Attributes", "User Metadata", "Run ID");
 
     // search attributes tab
@@ -141,25 +150,21 @@ class WebUiIT {
     clickTab("/user-metadata");
     waitForText("Current Details");
     // the UI may re-render the iframe while we look: a stale frame just means "look again"
-    String table = new WebDriverWait(browser, Duration.ofSeconds(60))
-        .ignoring(org.openqa.selenium.StaleElementReferenceException.class)
-        .ignoring(org.openqa.selenium.NoSuchFrameException.class)
-        .ignoring(org.openqa.selenium.NoSuchElementException.class)
-        .until(d -> {
-          d.switchTo().defaultContent();
-          for (WebElement frame : d.findElements(By.tagName("iframe"))) {
-            try {
-              d.switchTo().frame(frame);
-              String text = d.findElement(By.tagName("body")).getText();
-              if (text.contains("e2e-tiny") && text.contains("mean@2")) {
-                return text;
-              }
-            } finally {
-              d.switchTo().defaultContent();
-            }
+    String table = retry(60, d -> {
+      d.switchTo().defaultContent();
+      for (WebElement frame : d.findElements(By.tagName("iframe"))) {
+        try {
+          d.switchTo().frame(frame);
+          String text = d.findElement(By.tagName("body")).getText();
+          if (text.contains("e2e-tiny") && text.contains("mean@2")) {
+            return text;
           }
-          return null;
-        });
+        } finally {
+          d.switchTo().defaultContent();
+        }
+      }
+      return null;
+    });
     assertTrue(table.contains("pass@2") && table.contains("weight") && table.contains("harness"),
         table);
     screenshot("user-metadata.png");
@@ -181,16 +186,14 @@ class WebUiIT {
 
   private static void clickTab(String suffix) {
     // find and click in one retried step: the UI re-renders its tabs while data loads
-    new WebDriverWait(browser, Duration.ofSeconds(30))
-        .ignoring(org.openqa.selenium.StaleElementReferenceException.class)
-        .until(d -> {
-          var tabs = d.findElements(By.cssSelector("a[href$='" + suffix + "']"));
-          if (tabs.isEmpty()) {
-            return null;
-          }
-          tabs.get(0).click();
-          return true;
-        });
+    retry(30, d -> {
+      var tabs = d.findElements(By.cssSelector("a[href$='" + suffix + "']"));
+      if (tabs.isEmpty()) {
+        return null;
+      }
+      tabs.get(0).click();
+      return true;
+    });
   }
 
 }
