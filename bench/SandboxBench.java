@@ -1,5 +1,11 @@
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
+import java.util.Locale;
 import whale.harness.EpisodeResult;
 import whale.harness.EpisodeRunner;
 import whale.harness.HarnessCompiler;
@@ -14,15 +20,17 @@ import whale.task.Split;
 import whale.task.TaskProblem;
 
 /**
- * Episodes per second on the math task: the starting harness h0 through the sandbox pool (2
- * processes) against the same harness in-process, same model, problems, samples and seeds. Not a
- * test. Usage: bench/run.sh [problems] [samples] [repeats]
+ * Sandbox cost (bench/README.md, figure 2): episodes per second on the math task, the starting
+ * harness h0 through the sandbox pool (2 processes) against the same harness in-process, same
+ * model, problems, samples and seeds. One warm-up each (JIT, sandbox start), then repeats pairs,
+ * the order alternated, each pair's ratio reported as median and spread. Usage: bench/sandbox.sh
+ * [problems] [samples] [repeats]
  */
 public class SandboxBench {
   public static void main(String[] args) throws Exception {
     int problems = args.length > 0 ? Integer.parseInt(args[0]) : 64;
     int samples = args.length > 1 ? Integer.parseInt(args[1]) : 8;
-    int repeats = args.length > 2 ? Integer.parseInt(args[2]) : 3;
+    int repeats = args.length > 2 ? Integer.parseInt(args[2]) : 5;
     System.setProperty("ai.djl.offline", "true");
     MathTask task = new MathTask(1234, 16, problems, 16);
     List<TaskProblem> ps = task.split(Split.HARNESS);
@@ -32,25 +40,56 @@ public class SandboxBench {
       EpisodeExecutor inProcess = new InProcessExecutor(new HarnessCompiler());
       String src = TemplateProposer.initialHarnessSource();
       EpisodeRunner.Config config = EpisodeRunner.Config.defaults().withEpisodeTimeout(Duration.ofSeconds(30));
-      double[] rate = new double[2];
       String[] names = {"in-process", "sandbox"};
       EpisodeExecutor[] ex = {inProcess, sandbox};
       for (int k = 0; k < 2; k++) {
-        ex[k].run(model, task, src, ps.subList(0, 4), 2, 99, config, l -> { }); // warm-up (JIT, sandbox start)
+        ex[k].run(model, task, src, ps.subList(0, 8), samples, 99, config, l -> { }); // warm-up
       }
+      List<Double> ratios = new ArrayList<>();
+      List<List<Double>> rates = List.of(new ArrayList<>(), new ArrayList<>());
+      List<List<Double>> rewards = List.of(new ArrayList<>(), new ArrayList<>());
       for (int r = 0; r < repeats; r++) {
-        for (int k = 0; k < 2; k++) {
+        double[] eps = new double[2];
+        for (int j = 0; j < 2; j++) {
+          int k = (j + r) % 2; // alternate which side goes first
           long t0 = System.nanoTime();
           List<EpisodeResult> rs = ex[k].run(model, task, src, ps, samples, r, config, l -> { });
           double s = (System.nanoTime() - t0) / 1e9;
-          double eps = rs.size() / s;
-          rate[k] += eps / repeats;
-          System.out.printf("repeat %d %-10s %4d episodes %6.2f s %7.1f episodes/s mean reward %.3f%n", r,
-              names[k], rs.size(), s, eps, rs.stream().mapToDouble(EpisodeResult::reward).average().orElse(0));
+          eps[k] = rs.size() / s;
+          rates.get(k).add(eps[k]);
+          rewards.get(k).add(rs.stream().mapToDouble(EpisodeResult::reward).average().orElse(0));
+          System.out.printf(Locale.ROOT, "repeat %d %-10s %4d episodes %6.2f s %7.1f episodes/s%n",
+              r, names[k], rs.size(), s, eps[k]);
         }
+        ratios.add(eps[1] / eps[0]);
       }
-      System.out.printf("mean: in-process %.1f episodes/s, sandbox %.1f episodes/s, ratio sandbox/in-process %.3f%n",
-          rate[0], rate[1], rate[1] / rate[0]);
+      double med = median(ratios);
+      StringBuilder md = new StringBuilder("## 2. Sandbox cost\n\n| figure | measured | goal | met |\n|---|---|---|---|\n");
+      md.append(String.format(Locale.ROOT, "| episodes/s sandbox / in-process | %s | >= 0.9 | %s |%n",
+          spread(ratios), med >= 0.9 ? "yes" : "no"));
+      md.append(String.format(Locale.ROOT, "| episodes/s in-process | %s | | |%n", spread(rates.get(0))));
+      md.append(String.format(Locale.ROOT, "| episodes/s sandbox | %s | | |%n", spread(rates.get(1))));
+      md.append(String.format(Locale.ROOT, "| same rewards both ways | %s | equal | %s |%n",
+          rewards.get(0).equals(rewards.get(1)) ? "yes" : "no: " + rewards,
+          rewards.get(0).equals(rewards.get(1)) ? "yes" : "NO"));
+      md.append(String.format(Locale.ROOT, "%nThe math task's h0 on %d problems x %d samples = %d "
+          + "episodes per measurement, the demo's model shape (untrained), a sandbox pool of 2 "
+          + "processes of 256 MiB heap; one warm-up each, then %d pairs, the order alternated.%n%n",
+          ps.size(), samples, ps.size() * samples, repeats));
+      Files.writeString(Path.of(System.getenv().getOrDefault("BENCH_OUT", "/dev/stdout")), md,
+          StandardOpenOption.CREATE, StandardOpenOption.APPEND);
     }
+  }
+
+  static double median(List<Double> xs) {
+    List<Double> s = new ArrayList<>(xs);
+    s.sort(null);
+    int n = s.size();
+    return n % 2 == 1 ? s.get(n / 2) : (s.get(n / 2 - 1) + s.get(n / 2)) / 2;
+  }
+
+  static String spread(List<Double> xs) {
+    return String.format(Locale.ROOT, "%.3f (%.3f-%.3f, n=%d)", median(xs), Collections.min(xs),
+        Collections.max(xs), xs.size());
   }
 }

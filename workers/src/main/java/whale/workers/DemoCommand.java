@@ -112,7 +112,7 @@ public class DemoCommand implements Callable<Integer> {
     return done.get();
   }
 
-  static TestWorkflowEnvironment environment(Optional<Path> temporal) throws IOException {
+  public static TestWorkflowEnvironment environment(Optional<Path> temporal) throws IOException {
     if (temporal.isPresent()) {
       int port = freePort();
       int ui = freePort();
@@ -148,7 +148,7 @@ public class DemoCommand implements Callable<Integer> {
     }
   }
 
-  static Optional<Path> findOnPath(String binary) {
+  public static Optional<Path> findOnPath(String binary) {
     String path = System.getenv("PATH");
     if (path == null) {
       return Optional.empty();
