@@ -252,7 +252,7 @@ public class KillBench {
         .count();
   }
 
-  /** Each RSFT step's duration in an uninterrupted run: scheduled... started to completed. */
+  /** Each RSFT step's duration in an uninterrupted run, from its started to its completed event. */
   static List<Double> stepSeconds(List<History> histories) {
     List<Double> out = new ArrayList<>();
     for (History h : histories) {
