@@ -7,14 +7,11 @@ import io.temporal.api.enums.v1.EventType;
 import io.temporal.api.enums.v1.PendingActivityState;
 import io.temporal.api.history.v1.HistoryEvent;
 import io.temporal.api.workflow.v1.PendingActivityInfo;
-import io.temporal.api.workflowservice.v1.DescribeWorkflowExecutionRequest;
 import io.temporal.api.workflowservice.v1.DescribeWorkflowExecutionResponse;
-import io.temporal.api.common.v1.WorkflowExecution;
 import io.temporal.client.WorkflowClient;
 import io.temporal.client.WorkflowClientOptions;
 import io.temporal.client.WorkflowOptions;
 import io.temporal.client.WorkflowStub;
-import io.temporal.common.WorkflowExecutionHistory;
 import io.temporal.serviceclient.WorkflowServiceStubs;
 import io.temporal.serviceclient.WorkflowServiceStubsOptions;
 import java.nio.file.Files;
@@ -23,11 +20,8 @@ import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
-import java.util.HashMap;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
@@ -37,6 +31,7 @@ import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
+import whale.workers.e2e.RunTree.History;
 import whale.workflows.ExperimentSpec;
 import whale.workflows.SpecJson;
 import whale.workflows.WhaleResult;
@@ -62,13 +57,6 @@ class CrashIT {
   static ExperimentSpec spec;
   static Run reference;
   static Path gate;
-
-  /** One run of one workflow of a run's tree: the parent or a phase child. */
-  record History(String workflowId, WorkflowExecutionHistory history) {
-    List<HistoryEvent> events() {
-      return history.getEvents();
-    }
-  }
 
   /**
    * A finished run: the parent's histories first, then its children's, in the order they were
@@ -139,69 +127,18 @@ class CrashIT {
     }
   }
 
-  /**
-   * Every history of the run whose parent is {@code root}: the parent's, then each child's (found
-   * through START_CHILD_WORKFLOW_EXECUTION_INITIATED, recursively), each workflow with all its runs.
-   * {@code live}: the run is still going, so a child just initiated may not exist yet (skipped).
-   */
   static List<History> tree(String root, boolean live) {
-    List<History> out = new ArrayList<>();
-    Set<String> seen = new LinkedHashSet<>();
-    Deque<String> todo = new ArrayDeque<>(List.of(root));
-    while (!todo.isEmpty()) {
-      String workflowId = todo.poll();
-      if (!seen.add(workflowId)) {
-        continue;
-      }
-      List<History> runs;
-      try {
-        runs = runsOf(workflowId);
-      } catch (RuntimeException e) {
-        if (live) {
-          continue; // a child initiated but not yet started; the next poll sees it
-        }
-        throw e;
-      }
-      for (History h : runs) {
-        out.add(h);
-        for (HistoryEvent e : h.events()) {
-          if (e.getEventType() == EventType.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED) {
-            todo.add(e.getStartChildWorkflowExecutionInitiatedEventAttributes().getWorkflowId());
-          }
-        }
-      }
-    }
-    return out;
-  }
-
-  /**
-   * All runs of a workflow, oldest first. Fetching by workflow id gives the latest run; a run that
-   * was continued from another names it in its first event.
-   */
-  static List<History> runsOf(String workflowId) {
-    Deque<History> runs = new ArrayDeque<>();
-    WorkflowExecutionHistory h = client.fetchHistory(workflowId);
-    while (true) {
-      runs.addFirst(new History(workflowId, h));
-      String previous = h.getEvents().get(0).getWorkflowExecutionStartedEventAttributes()
-          .getContinuedExecutionRunId();
-      if (previous.isEmpty()) {
-        return new ArrayList<>(runs);
-      }
-      h = client.fetchHistory(workflowId, previous);
-    }
+    return RunTree.tree(client, root, live);
   }
 
   // ---- observing the run ----
 
   static boolean notFound(io.grpc.StatusRuntimeException e) {
-    return e.getStatus().getCode() == io.grpc.Status.Code.NOT_FOUND;
+    return RunTree.notFound(e);
   }
 
   static DescribeWorkflowExecutionResponse describe(String workflowId) {
-    return service.blockingStub().describeWorkflowExecution(
-        DescribeWorkflowExecutionRequest.newBuilder().setNamespace("default")
-            .setExecution(WorkflowExecution.newBuilder().setWorkflowId(workflowId)).build());
+    return RunTree.describe(service, workflowId);
   }
 
   /** The pending activities of the running parent and of its running children, recursively. */
@@ -311,45 +248,16 @@ class CrashIT {
     return out;
   }
 
-  /** Events of {@code type} across the histories, e.g. workflow tasks that timed out. */
   static long count(List<History> histories, EventType type) {
-    return histories.stream().flatMap(h -> h.events().stream())
-        .filter(e -> e.getEventType() == type).count();
+    return RunTree.count(histories, type);
   }
 
   static Map<String, Integer> completedPerType(List<History> histories) {
-    Map<String, Integer> out = new TreeMap<>();
-    for (History h : histories) {
-      Map<Long, String> types = new HashMap<>();
-      for (HistoryEvent e : h.events()) {
-        if (e.getEventType() == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED) {
-          types.put(e.getEventId(),
-              e.getActivityTaskScheduledEventAttributes().getActivityType().getName());
-        } else if (e.getEventType() == EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED) {
-          out.merge(types.get(e.getActivityTaskCompletedEventAttributes().getScheduledEventId()),
-              1, Integer::sum);
-        }
-      }
-    }
-    return out;
+    return RunTree.completedPerType(histories);
   }
 
-  /** Activity types whose completing attempt was not the first: the ones a crash interrupted. */
   static List<String> retried(List<History> histories) {
-    List<String> out = new ArrayList<>();
-    for (History h : histories) {
-      Map<Long, String> types = new HashMap<>();
-      for (HistoryEvent e : h.events()) {
-        if (e.getEventType() == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED) {
-          types.put(e.getEventId(),
-              e.getActivityTaskScheduledEventAttributes().getActivityType().getName());
-        } else if (e.getEventType() == EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED
-            && e.getActivityTaskStartedEventAttributes().getAttempt() > 1) {
-          out.add(types.get(e.getActivityTaskStartedEventAttributes().getScheduledEventId()));
-        }
-      }
-    }
-    return out;
+    return RunTree.retried(histories);
   }
 
   static void assertSurvived(String name, Run run) {

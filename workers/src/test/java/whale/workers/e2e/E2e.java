@@ -5,11 +5,14 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 
-/** Where e2e tests keep their files: target/e2e/NAME (logs, database, artifacts, screenshots). */
-final class E2e {
+/**
+ * Where e2e tests keep their files: target/e2e/NAME (logs, database, artifacts, screenshots).
+ * Public for the benchmarks (bench/*.java), which run from the repository root.
+ */
+public final class E2e {
   private E2e() {}
 
-  static Path outputDir(String name) throws IOException {
+  public static Path outputDir(String name) throws IOException {
     Path base = Path.of(System.getProperty("e2e.dir", "target/e2e"));
     Path dir = base.resolve(name).toAbsolutePath();
     if (Files.exists(dir)) {
@@ -20,9 +23,15 @@ final class E2e {
     return Files.createDirectories(dir);
   }
 
-  /** The tiny spec (a whole run in ~25 s on 2 cores), as a file for --input-file. */
-  static Path tinySpec() {
+  /**
+   * The tiny spec (a whole run in ~25 s on 2 cores), as a file for --input-file: from the workers
+   * module (the tests) or the repository root (the benchmarks).
+   */
+  public static Path tinySpec() {
     Path p = Path.of("src/test/resources/e2e/tiny.json").toAbsolutePath();
+    if (!Files.isRegularFile(p)) {
+      p = Path.of("workers/src/test/resources/e2e/tiny.json").toAbsolutePath();
+    }
     if (!Files.isRegularFile(p)) {
       throw new IllegalStateException("missing " + p);
     }

@@ -2,12 +2,12 @@ package whale.workers.e2e;
 
 import java.nio.file.Path;
 
-/** One {@code whale worker} JVM per queue, sharing one artifact directory. */
-final class Workers implements AutoCloseable {
-  final WorkerProcess control;
-  final WorkerProcess gpu;
-  final WorkerProcess harness;
-  final WorkerProcess eval;
+/** One {@code whale worker} JVM per queue, sharing one artifact directory. Public for bench/. */
+public final class Workers implements AutoCloseable {
+  public final WorkerProcess control;
+  public final WorkerProcess gpu;
+  public final WorkerProcess harness;
+  public final WorkerProcess eval;
 
   private Workers(String address, Path artifacts, Path logs) {
     control = new WorkerProcess("control", address, artifacts, logs);
@@ -16,7 +16,7 @@ final class Workers implements AutoCloseable {
     eval = new WorkerProcess("eval", address, artifacts, logs);
   }
 
-  static Workers start(String address, Path artifacts, Path logs) {
+  public static Workers start(String address, Path artifacts, Path logs) {
     Workers w = new Workers(address, artifacts, logs);
     w.control.start();
     w.gpu.start();

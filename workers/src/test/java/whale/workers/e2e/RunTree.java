@@ -1,0 +1,140 @@
+package whale.workers.e2e;
+
+import io.temporal.api.common.v1.WorkflowExecution;
+import io.temporal.api.enums.v1.EventType;
+import io.temporal.api.history.v1.HistoryEvent;
+import io.temporal.api.workflowservice.v1.DescribeWorkflowExecutionRequest;
+import io.temporal.api.workflowservice.v1.DescribeWorkflowExecutionResponse;
+import io.temporal.client.WorkflowClient;
+import io.temporal.common.WorkflowExecutionHistory;
+import io.temporal.serviceclient.WorkflowServiceStubs;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.HashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+
+/**
+ * Reading a run's histories: a run is a tree of workflows (the parent and one child per phase),
+ * each possibly continued as new, so every check reads every history of the tree. Public for the
+ * benchmarks (bench/*.java), which run in another class loader.
+ */
+public final class RunTree {
+  private RunTree() {}
+
+  /** One run of one workflow of a run's tree: the parent or a phase child. */
+  public record History(String workflowId, WorkflowExecutionHistory history) {
+    public List<HistoryEvent> events() {
+      return history.getEvents();
+    }
+  }
+
+  /**
+   * Every history of the run whose parent is {@code root}: the parent's, then each child's (found
+   * through START_CHILD_WORKFLOW_EXECUTION_INITIATED, recursively), each workflow with all its runs.
+   * {@code live}: the run is still going, so a child just initiated may not exist yet (skipped).
+   */
+  public static List<History> tree(WorkflowClient client, String root, boolean live) {
+    List<History> out = new ArrayList<>();
+    Set<String> seen = new LinkedHashSet<>();
+    Deque<String> todo = new ArrayDeque<>(List.of(root));
+    while (!todo.isEmpty()) {
+      String workflowId = todo.poll();
+      if (!seen.add(workflowId)) {
+        continue;
+      }
+      List<History> runs;
+      try {
+        runs = runsOf(client, workflowId);
+      } catch (RuntimeException e) {
+        if (live) {
+          continue; // a child initiated but not yet started; the next poll sees it
+        }
+        throw e;
+      }
+      for (History h : runs) {
+        out.add(h);
+        for (HistoryEvent e : h.events()) {
+          if (e.getEventType() == EventType.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED) {
+            todo.add(e.getStartChildWorkflowExecutionInitiatedEventAttributes().getWorkflowId());
+          }
+        }
+      }
+    }
+    return out;
+  }
+
+  /**
+   * All runs of a workflow, oldest first. Fetching by workflow id gives the latest run; a run that
+   * was continued from another names it in its first event.
+   */
+  public static List<History> runsOf(WorkflowClient client, String workflowId) {
+    Deque<History> runs = new ArrayDeque<>();
+    WorkflowExecutionHistory h = client.fetchHistory(workflowId);
+    while (true) {
+      runs.addFirst(new History(workflowId, h));
+      String previous = h.getEvents().get(0).getWorkflowExecutionStartedEventAttributes()
+          .getContinuedExecutionRunId();
+      if (previous.isEmpty()) {
+        return new ArrayList<>(runs);
+      }
+      h = client.fetchHistory(workflowId, previous);
+    }
+  }
+
+  public static boolean notFound(io.grpc.StatusRuntimeException e) {
+    return e.getStatus().getCode() == io.grpc.Status.Code.NOT_FOUND;
+  }
+
+  public static DescribeWorkflowExecutionResponse describe(WorkflowServiceStubs service,
+      String workflowId) {
+    return service.blockingStub().describeWorkflowExecution(
+        DescribeWorkflowExecutionRequest.newBuilder().setNamespace("default")
+            .setExecution(WorkflowExecution.newBuilder().setWorkflowId(workflowId)).build());
+  }
+
+  /** Events of {@code type} across the histories, e.g. workflow tasks that timed out. */
+  public static long count(List<History> histories, EventType type) {
+    return histories.stream().flatMap(h -> h.events().stream())
+        .filter(e -> e.getEventType() == type).count();
+  }
+
+  public static Map<String, Integer> completedPerType(List<History> histories) {
+    Map<String, Integer> out = new TreeMap<>();
+    for (History h : histories) {
+      Map<Long, String> types = new HashMap<>();
+      for (HistoryEvent e : h.events()) {
+        if (e.getEventType() == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED) {
+          types.put(e.getEventId(),
+              e.getActivityTaskScheduledEventAttributes().getActivityType().getName());
+        } else if (e.getEventType() == EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED) {
+          out.merge(types.get(e.getActivityTaskCompletedEventAttributes().getScheduledEventId()),
+              1, Integer::sum);
+        }
+      }
+    }
+    return out;
+  }
+
+  /** Activity types whose completing attempt was not the first: the ones a crash interrupted. */
+  public static List<String> retried(List<History> histories) {
+    List<String> out = new ArrayList<>();
+    for (History h : histories) {
+      Map<Long, String> types = new HashMap<>();
+      for (HistoryEvent e : h.events()) {
+        if (e.getEventType() == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED) {
+          types.put(e.getEventId(),
+              e.getActivityTaskScheduledEventAttributes().getActivityType().getName());
+        } else if (e.getEventType() == EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED
+            && e.getActivityTaskStartedEventAttributes().getAttempt() > 1) {
+          out.add(types.get(e.getActivityTaskStartedEventAttributes().getScheduledEventId()));
+        }
+      }
+    }
+    return out;
+  }
+}
