@@ -49,7 +49,7 @@ public final class LanguageModel implements Generator, AutoCloseable {
     if (System.getProperty("ai.djl.pytorch.num_interop_threads") == null) {
       System.setProperty("ai.djl.pytorch.num_interop_threads", "1");
     }
-    // before libtorch allocates: freed tensors go back to the system (see NativeHeap)
+    // before libtorch allocates: the fixed mmap threshold, if the operator set one (NativeHeap)
     NativeHeap.mmapThreshold();
   }
 
