@@ -8,6 +8,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
+import whale.model.NativeHeap;
 
 /**
  * Heartbeats for one activity attempt from a ticker of its own, so that the server sees the attempt
@@ -70,7 +71,8 @@ public final class ActivityHeartbeat implements AutoCloseable {
 
   /**
    * Runs one attempt's work under a ticker; if the attempt is abandoned, it ends with the refusal
-   * (whatever the interrupted work threw instead), and nothing is memoized.
+   * (whatever the interrupted work threw instead), and nothing is memoized. Either way it ends with
+   * {@link NativeHeap#trim}.
    */
   public static <T> T during(String details, Supplier<T> work) {
     try (ActivityHeartbeat hb = start(details)) {
@@ -79,6 +81,9 @@ public final class ActivityHeartbeat implements AutoCloseable {
       } catch (RuntimeException e) {
         hb.checkpoint();
         throw e;
+      } finally {
+        // what the attempt's tensors freed goes back to the system before the next attempt runs
+        NativeHeap.trim();
       }
     }
   }

@@ -49,6 +49,8 @@ public final class LanguageModel implements Generator, AutoCloseable {
     if (System.getProperty("ai.djl.pytorch.num_interop_threads") == null) {
       System.setProperty("ai.djl.pytorch.num_interop_threads", "1");
     }
+    // before libtorch allocates: the fixed mmap threshold, if the operator set one (NativeHeap)
+    NativeHeap.mmapThreshold();
   }
 
   /** Most rows in one forward pass while sampling: bounds native memory. */

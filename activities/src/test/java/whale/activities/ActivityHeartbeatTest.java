@@ -122,4 +122,17 @@ class ActivityHeartbeatTest {
       assertFalse(hb.abandoned());
     }
   }
+
+  /** Every attempt, finished or failed, gives the native memory its tensors freed back (glibc). */
+  @Test
+  void everyAttemptEndsByTrimmingTheMallocHeaps() {
+    org.junit.jupiter.api.Assumptions.assumeTrue(whale.model.NativeHeap.glibc(), "glibc only");
+    long before = whale.model.NativeHeap.trims();
+    assertEquals(7, ActivityHeartbeat.during("done", () -> 7));
+    assertEquals(before + 1, whale.model.NativeHeap.trims());
+    assertThrows(IllegalStateException.class, () -> ActivityHeartbeat.during("failed", () -> {
+      throw new IllegalStateException("the work failed");
+    }));
+    assertEquals(before + 2, whale.model.NativeHeap.trims());
+  }
 }
