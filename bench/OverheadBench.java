@@ -232,12 +232,16 @@ public class OverheadBench {
         inputs.add(a);
       }
       List<Object> outputs = new ArrayList<>(calls.size());
+      Map<String, Double> seconds = new TreeMap<>();
       long t0 = System.nanoTime();
       for (int i = 0; i < calls.size(); i++) {
         Call c = calls.get(i);
+        long t = System.nanoTime();
         outputs.add(methods.get(c.type()).invoke(impls.get(c.type()), inputs.get(i)));
+        seconds.merge(c.type(), (System.nanoTime() - t) / 1e9, Double::sum);
       }
       double wall = (System.nanoTime() - t0) / 1e9;
+      System.out.println("bare loop seconds per activity type: " + seconds);
       for (int i = 0; i < calls.size(); i++) {
         Call c = calls.get(i);
         JsonNode want = json(Optional.of(c.result()));
