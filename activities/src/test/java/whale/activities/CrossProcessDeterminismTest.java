@@ -52,7 +52,7 @@ class CrossProcessDeterminismTest {
         "collections per process: " + outputs.get(0).get(0) + " / " + outputs.get(1).get(0));
     String base = outputs.get(0).get(1).substring("base=".length());
     assertEquals(base, SharedBases.offer(DeterminismProbe.BASE,
-        new ArtifactStore(dir.resolve("store0")).getBytes(base)), "the base pretrained in this JVM");
+        new ArtifactStore(dir.resolve("store0")).getBytes(base)), "the base trained in this JVM");
   }
 
   private static List<String> refs(Process p) throws IOException, InterruptedException {

@@ -19,7 +19,7 @@ import whale.workflows.schedule.Seeds;
  */
 public final class DeterminismProbe {
   static final TaskRef TASK = new TaskRef("math", 1234, 256, 16, 128);
-  /** Also {@link WeightActivitiesTest}'s base, which this test's probes publish to {@link SharedBases}. */
+  /** Also {@link WeightActivitiesTest}'s base: the probes' agreed bytes go to {@link SharedBases}. */
   static final BaseModelRequest BASE = new BaseModelRequest(TASK,
       new ExperimentSpec.ModelSpec(160, 64, 2, 4, 400, 64, 0.008, 30000, null), 7);
 

@@ -16,8 +16,9 @@ import whale.workflows.activities.BaseModelRequest;
  * test's store (the same bytes, so the same reference). Seeded pretraining is byte-identical in
  * every process ({@link CrossProcessDeterminismTest}), so a shared base is the one the test would
  * have trained itself. The store lives for one JVM only: a base kept across runs would outlive
- * code changes that change its bytes. Its writes are temporary files renamed into place, so
- * concurrent classes are safe (at worst both train the same bytes).
+ * code changes that change its bytes. One lock serializes the JVM's calls (a class asking for a
+ * base another is training waits for it); each JVM has its own directory, so several forks would
+ * each train their own, never read a half-written one.
  */
 public final class SharedBases {
   private static ActivityRuntime shared;
@@ -27,7 +28,8 @@ public final class SharedBases {
   /** The base of {@code req} in {@code runtime}'s store, pretrained at most once per JVM. */
   public static synchronized String base(ActivityRuntime runtime, BaseModelRequest req) {
     ActivityRuntime s = shared();
-    return runtime.store().putBytes(s.store().getBytes(new WeightActivitiesImpl(s).prepareBaseModel(req)));
+    String ref = new WeightActivitiesImpl(s).prepareBaseModel(req);
+    return runtime.store().putBytes(s.store().getBytes(ref));
   }
 
   /**
