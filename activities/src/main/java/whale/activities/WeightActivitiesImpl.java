@@ -26,6 +26,9 @@ import whale.workflows.schedule.Seeds;
 
 /** The weight side: the base model's pretraining and one online RSFT step. */
 public class WeightActivitiesImpl implements WeightActivities {
+  /** The memo namespace of {@link #prepareBaseModel}'s builtin pretraining, keyed by the request. */
+  static final String BASE_MEMO = "base-model";
+
   private final ActivityRuntime runtime;
 
   public WeightActivitiesImpl(ActivityRuntime runtime) {
@@ -40,7 +43,7 @@ public class WeightActivitiesImpl implements WeightActivities {
         // is content-addressed, so the same directory gives the same reference on every attempt.
         return HfPolicy.prepareBase(runtime.store(), req);
       }
-      return Memo.once(runtime.store(), "base-model", req, String.class, () -> pretrain(req));
+      return Memo.once(runtime.store(), BASE_MEMO, req, String.class, () -> pretrain(req));
     });
   }
 

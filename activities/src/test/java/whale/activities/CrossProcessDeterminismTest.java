@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import whale.store.ArtifactStore;
 
 /**
  * "The same seed gives the same result" across processes, which comparisons, replays and crash
@@ -23,6 +24,10 @@ import org.junit.jupiter.api.io.TempDir;
  * scalar ops freed a buffer autograd still needed, so a garbage collection between forward and
  * backward changed the gradients (see {@code whale.model.Scalars}). The probes print their
  * collection counts beside the references; collections during the step are expected and harmless.
+ *
+ * <p>Both probes pretrain for real, each in its fresh store: that is the point. Their base is then
+ * {@link WeightActivitiesTest}'s, offered to {@link SharedBases} so that class does not train it
+ * again; when that class ran first, its in-JVM base must be these bytes too.
  */
 class CrossProcessDeterminismTest {
   @TempDir Path dir;
@@ -45,6 +50,9 @@ class CrossProcessDeterminismTest {
         "the step trains on accepted rollouts: " + outputs.get(0));
     assertEquals(outputs.get(0).subList(1, 3), outputs.get(1).subList(1, 3),
         "collections per process: " + outputs.get(0).get(0) + " / " + outputs.get(1).get(0));
+    String base = outputs.get(0).get(1).substring("base=".length());
+    assertEquals(base, SharedBases.offer(DeterminismProbe.BASE,
+        new ArtifactStore(dir.resolve("store0")).getBytes(base)), "the base trained in this JVM");
   }
 
   private static List<String> refs(Process p) throws IOException, InterruptedException {

@@ -19,13 +19,15 @@ import whale.workflows.schedule.Seeds;
  */
 public final class DeterminismProbe {
   static final TaskRef TASK = new TaskRef("math", 1234, 256, 16, 128);
+  /** Also {@link WeightActivitiesTest}'s base: the probes' agreed bytes go to {@link SharedBases}. */
+  static final BaseModelRequest BASE = new BaseModelRequest(TASK,
+      new ExperimentSpec.ModelSpec(160, 64, 2, 4, 400, 64, 0.008, 30000, null), 7);
 
   public static void main(String[] args) {
     ActivityRuntime runtime = ActivityRuntime.open(Path.of(args[0]));
     WeightActivitiesImpl weights = new WeightActivitiesImpl(runtime);
-    var model = new ExperimentSpec.ModelSpec(160, 64, 2, 4, 400, 64, 0.008, 30000, null);
     long gc0 = collections();
-    String base = weights.prepareBaseModel(new BaseModelRequest(TASK, model, 7));
+    String base = weights.prepareBaseModel(BASE);
     long gc1 = collections();
     String chain = runtime.store().putString(TemplateProposer.render(HarnessGenome.SPACE.parse(
         "format=QA;decomp=CHAIN;votes=1;retries=0;parse=FIRST_INT;maxNew=8")));

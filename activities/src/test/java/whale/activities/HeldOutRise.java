@@ -14,9 +14,10 @@ import whale.workflows.schedule.PersistentSampler;
 import whale.workflows.schedule.Seeds;
 
 /**
- * The learning tests' shared run: pretrain a base model, score held-out mean@8 under one harness,
- * take seeded RSFT steps (32 prompts x 8 samples, minibatch 32, T 0.7), score again with the same
- * evaluation seeds. Episodes run in process to keep it cheap.
+ * The learning tests' shared run: pretrain a base model (through {@link SharedBases}, so a class
+ * asking for a base another class already trained in this JVM reads it), score held-out mean@8
+ * under one harness, take seeded RSFT steps (32 prompts x 8 samples, minibatch 32, T 0.7), score
+ * again with the same evaluation seeds. Episodes run in process to keep it cheap.
  */
 public record HeldOutRise(double before, double after, List<Double> trainRewards) {
 
@@ -26,7 +27,7 @@ public record HeldOutRise(double before, double after, List<Double> trainRewards
     WeightActivitiesImpl weights = new WeightActivitiesImpl(runtime);
     EvalActivitiesImpl eval = new EvalActivitiesImpl(runtime);
     long t0 = System.nanoTime();
-    String base = weights.prepareBaseModel(new BaseModelRequest(task, model, 7));
+    String base = SharedBases.base(runtime, new BaseModelRequest(task, model, 7));
     System.out.printf("%s base model %.1f s%n", task.name(), (System.nanoTime() - t0) / 1e9);
     String harness = runtime.store().putString(harnessSource);
     EpisodeSettings settings = new EpisodeSettings(0.7, 20, 16, 30);

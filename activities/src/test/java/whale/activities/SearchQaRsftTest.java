@@ -42,7 +42,7 @@ class SearchQaRsftTest {
     EvalActivitiesImpl eval = new EvalActivitiesImpl(runtime);
     TaskRef task = new TaskRef("searchqa", 1234, 32, 8, 8);
     var model = new ExperimentSpec.ModelSpec(128, 32, 1, 2, 20, 16, 0.008, 500, null);
-    String base = weights.prepareBaseModel(new BaseModelRequest(task, model, 7));
+    String base = SharedBases.base(runtime, new BaseModelRequest(task, model, 7));
     String harness = runtime.store().putString(SearchQaRenderer.render(SearchQaGenome.SPACE.parse(
         "query=ENTITY;docs=2;chars=100;format=DQA;hops=TWO;votes=1;parse=LINE;maxNew=12")));
     EpisodeSettings settings = new EpisodeSettings(0.7, 20, 16, 30);
