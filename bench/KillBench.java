@@ -1,3 +1,4 @@
+import whale.bench.Spread;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.temporal.api.enums.v1.EventType;
@@ -69,7 +70,7 @@ public class KillBench {
       Run reference = run("reference", spec, null, null);
       List<Double> steps = stepSeconds(reference.histories());
       // kill halfway through a step: a step's work is really lost, and the step is still running
-      long killAfterMs = (long) (median(steps) * 500);
+      long killAfterMs = (long) (Spread.median(steps) * 500);
       System.out.printf("reference: %.1f s, RSFT steps %s s, best mean@8 %.4f, checkpoint %s%n",
           reference.seconds(), fmt(steps), reference.result().bestMeanAt8(),
           reference.result().checkpointRef());
@@ -339,12 +340,6 @@ public class KillBench {
     return t.getSeconds() * 1000 + t.getNanos() / 1_000_000;
   }
 
-  static double median(List<Double> xs) {
-    List<Double> s = xs.stream().sorted().toList();
-    int n = s.size();
-    return n % 2 == 1 ? s.get(n / 2) : (s.get(n / 2 - 1) + s.get(n / 2)) / 2;
-  }
-
   static double max(List<Double> xs) {
     return xs.stream().mapToDouble(Double::doubleValue).max().orElse(Double.NaN);
   }
@@ -354,8 +349,7 @@ public class KillBench {
     if (xs.isEmpty()) {
       return "none";
     }
-    double min = xs.stream().mapToDouble(Double::doubleValue).min().getAsDouble();
-    return String.format(Locale.ROOT, "%.1f (%.1f-%.1f, n=%d)", median(xs), min, max(xs), xs.size());
+    return Spread.of(xs, "%.1f");
   }
 
   static String fmt(List<Double> xs) {

@@ -24,6 +24,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
 import whale.activities.ActivityRuntime;
+import whale.bench.Spread;
 import whale.activities.EvalActivitiesImpl;
 import whale.activities.HarnessActivitiesImpl;
 import whale.activities.ReportActivitiesImpl;
@@ -275,25 +276,6 @@ public class OverheadBench {
     runtime.episodes().close();
   }
 
-  static double median(List<Double> xs) {
-    List<Double> s = new ArrayList<>(xs);
-    s.sort(null);
-    int n = s.size();
-    return n == 0 ? Double.NaN : n % 2 == 1 ? s.get(n / 2) : (s.get(n / 2 - 1) + s.get(n / 2)) / 2;
-  }
-
-  static double quantile(List<Double> xs, double q) {
-    List<Double> s = new ArrayList<>(xs);
-    s.sort(null);
-    return s.isEmpty() ? Double.NaN : s.get((int) Math.min(s.size() - 1, Math.ceil(q * s.size()) - 1));
-  }
-
-  static String spread(List<Double> xs, String fmt) {
-    return String.format(Locale.ROOT, fmt + " (" + fmt + "-" + fmt + ", n=%d)", median(xs),
-        xs.stream().mapToDouble(d -> d).min().orElse(Double.NaN),
-        xs.stream().mapToDouble(d -> d).max().orElse(Double.NaN), xs.size());
-  }
-
   static void report(ExperimentSpec spec, Run warm, Map<String, List<Run>> runs, int repeats,
       int activities) throws Exception {
     List<Run> bare = runs.get("bare loop");
@@ -315,20 +297,20 @@ public class OverheadBench {
       for (int i = 0; i < rs.size(); i++) {
         ratios.add(rs.get(i).wallSeconds() / bare.get(i).wallSeconds());
       }
-      double med = median(ratios);
+      double med = Spread.median(ratios);
       md.append(String.format(Locale.ROOT, "| wall(%s) / wall(bare loop) | %s | <= 1.02 | %s |%n",
-          v, spread(ratios, "%.3f"), med <= 1.02 ? "yes" : "no"));
+          v, Spread.of(ratios, "%.3f"), med <= 1.02 ? "yes" : "no"));
     }
     for (String v : runs.keySet()) {
       md.append(String.format(Locale.ROOT, "| wall, %s (s) | %s | | |%n", v,
-          spread(runs.get(v).stream().map(Run::wallSeconds).toList(), "%.1f")));
+          Spread.of(runs.get(v).stream().map(Run::wallSeconds).toList(), "%.1f")));
     }
     for (String v : runs.keySet()) {
       if (v.equals("bare loop")) {
         continue;
       }
       md.append(String.format(Locale.ROOT, "| %s: share of wall time with no activity running | %s | | |%n",
-          v, spread(runs.get(v).stream().map(Run::idleShare).toList(), "%.3f")));
+          v, Spread.of(runs.get(v).stream().map(Run::idleShare).toList(), "%.3f")));
       Map<String, List<Double>> s2s = new TreeMap<>();
       for (Run r : runs.get(v)) {
         r.scheduleToStartMs().forEach((q, xs) -> s2s.computeIfAbsent(q, x -> new ArrayList<>()).addAll(xs));
@@ -336,7 +318,7 @@ public class OverheadBench {
       for (var e : s2s.entrySet()) {
         md.append(String.format(Locale.ROOT,
             "| %s: schedule-to-start, %s (ms) | p50 %.1f, p99 %.1f (n=%d) | | |%n",
-            v, e.getKey(), quantile(e.getValue(), 0.5), quantile(e.getValue(), 0.99), e.getValue().size()));
+            v, e.getKey(), Spread.quantile(e.getValue(), 0.5), Spread.quantile(e.getValue(), 0.99), e.getValue().size()));
       }
     }
     md.append(String.format(Locale.ROOT, "| same result in every run | %s | equal | %s |%n",

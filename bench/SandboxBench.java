@@ -6,6 +6,7 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Locale;
+import whale.bench.Spread;
 import whale.harness.EpisodeResult;
 import whale.harness.EpisodeRunner;
 import whale.harness.HarnessCompiler;
@@ -63,12 +64,12 @@ public class SandboxBench {
         }
         ratios.add(eps[1] / eps[0]);
       }
-      double med = median(ratios);
+      double med = Spread.median(ratios);
       StringBuilder md = new StringBuilder("## 2. Sandbox cost\n\n| figure | measured | goal | met |\n|---|---|---|---|\n");
       md.append(String.format(Locale.ROOT, "| episodes/s sandbox / in-process | %s | >= 0.9 | %s |%n",
-          spread(ratios), med >= 0.9 ? "yes" : "no"));
-      md.append(String.format(Locale.ROOT, "| episodes/s in-process | %s | | |%n", spread(rates.get(0))));
-      md.append(String.format(Locale.ROOT, "| episodes/s sandbox | %s | | |%n", spread(rates.get(1))));
+          Spread.of(ratios, "%.3f"), med >= 0.9 ? "yes" : "no"));
+      md.append(String.format(Locale.ROOT, "| episodes/s in-process | %s | | |%n", Spread.of(rates.get(0), "%.1f")));
+      md.append(String.format(Locale.ROOT, "| episodes/s sandbox | %s | | |%n", Spread.of(rates.get(1), "%.1f")));
       md.append(String.format(Locale.ROOT, "| same rewards both ways | %s | equal | %s |%n",
           rewards.get(0).equals(rewards.get(1)) ? "yes" : "no: " + rewards,
           rewards.get(0).equals(rewards.get(1)) ? "yes" : "NO"));
@@ -81,15 +82,4 @@ public class SandboxBench {
     }
   }
 
-  static double median(List<Double> xs) {
-    List<Double> s = new ArrayList<>(xs);
-    s.sort(null);
-    int n = s.size();
-    return n % 2 == 1 ? s.get(n / 2) : (s.get(n / 2 - 1) + s.get(n / 2)) / 2;
-  }
-
-  static String spread(List<Double> xs) {
-    return String.format(Locale.ROOT, "%.3f (%.3f-%.3f, n=%d)", median(xs), Collections.min(xs),
-        Collections.max(xs), xs.size());
-  }
 }
