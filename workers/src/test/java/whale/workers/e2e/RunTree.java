@@ -105,36 +105,46 @@ public final class RunTree {
 
   public static Map<String, Integer> completedPerType(List<History> histories) {
     Map<String, Integer> out = new TreeMap<>();
+    forEachActivityEvent(histories, (type, e) -> {
+      if (e.getEventType() == EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED) {
+        out.merge(type, 1, Integer::sum);
+      }
+    });
+    return out;
+  }
+
+  /**
+   * Every activity event after its scheduling (started, completed, failed, ...), with the activity
+   * type its scheduled event named.
+   */
+  private static void forEachActivityEvent(List<History> histories,
+      java.util.function.BiConsumer<String, HistoryEvent> each) {
     for (History h : histories) {
       Map<Long, String> types = new HashMap<>();
       for (HistoryEvent e : h.events()) {
-        if (e.getEventType() == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED) {
-          types.put(e.getEventId(),
+        switch (e.getEventType()) {
+          case EVENT_TYPE_ACTIVITY_TASK_SCHEDULED -> types.put(e.getEventId(),
               e.getActivityTaskScheduledEventAttributes().getActivityType().getName());
-        } else if (e.getEventType() == EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED) {
-          out.merge(types.get(e.getActivityTaskCompletedEventAttributes().getScheduledEventId()),
-              1, Integer::sum);
+          case EVENT_TYPE_ACTIVITY_TASK_STARTED -> each.accept(
+              types.get(e.getActivityTaskStartedEventAttributes().getScheduledEventId()), e);
+          case EVENT_TYPE_ACTIVITY_TASK_COMPLETED -> each.accept(
+              types.get(e.getActivityTaskCompletedEventAttributes().getScheduledEventId()), e);
+          default -> { }
         }
       }
     }
-    return out;
   }
 
   /** Activity types whose completing attempt was not the first: the ones a crash interrupted. */
   public static List<String> retried(List<History> histories) {
     List<String> out = new ArrayList<>();
-    for (History h : histories) {
-      Map<Long, String> types = new HashMap<>();
-      for (HistoryEvent e : h.events()) {
-        if (e.getEventType() == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED) {
-          types.put(e.getEventId(),
-              e.getActivityTaskScheduledEventAttributes().getActivityType().getName());
-        } else if (e.getEventType() == EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED
-            && e.getActivityTaskStartedEventAttributes().getAttempt() > 1) {
-          out.add(types.get(e.getActivityTaskStartedEventAttributes().getScheduledEventId()));
-        }
+    forEachActivityEvent(histories, (type, e) -> {
+      if (e.getEventType() == EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED
+          && e.getActivityTaskStartedEventAttributes().getAttempt() > 1) {
+        out.add(type);
       }
-    }
+    });
     return out;
   }
+
 }
