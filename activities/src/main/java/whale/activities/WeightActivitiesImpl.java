@@ -51,7 +51,7 @@ public class WeightActivitiesImpl implements WeightActivities {
     ActivityHeartbeat.progress("pretrain: building the corpus");
     Task task = runtime.task(req.task());
     var m = req.model();
-    List<String> corpus = task.pretrainingCorpus(req.seed(), m.pretrainDocuments());
+    List<String> corpus = task.pretrainingCorpus(req.seed(), m.pretrainDocuments(), m.pretrainCorpus());
     ModelConfig config = new ModelConfig(ModelConfig.defaults().vocabSize(), m.contextLength(),
         m.dModel(), m.layers(), m.heads(), ModelConfig.defaults().mlpRatio());
     try (LanguageModel model = LanguageModel.create(config, req.seed())) {

@@ -120,6 +120,13 @@ public final class LanguageModel implements Generator, AutoCloseable {
 
   // ---------------------------------------------------------------- sampling
 
+  /** Half the window as new characters (a one-line tool call is about 70), at least 64 as before. */
+  @Override
+  public ModelLimits limits() {
+    return new ModelLimits(ModelLimits.BUILTIN.maxPromptChars(),
+        Math.max(ModelLimits.BUILTIN.maxNewTokens(), config.contextLength() / 2));
+  }
+
   /**
    * Samples one completion per request. Each row stops after a '\n' (kept in the text) or after its
    * {@code maxNewTokens}. Every request draws from its own {@code SplittableRandom(seed)}, and rows

@@ -142,4 +142,9 @@ public final class MathFileTask implements Task {
   public List<String> pretrainingCorpus(long seed, int documents) {
     return builtin.pretrainingCorpus(seed, documents);
   }
+
+  @Override
+  public List<String> pretrainingCorpus(long seed, int documents, String corpus) {
+    return builtin.pretrainingCorpus(seed, documents, corpus);
+  }
 }

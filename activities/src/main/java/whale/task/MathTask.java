@@ -10,6 +10,9 @@ import java.util.Map;
 import java.util.Random;
 import java.util.Set;
 import java.util.regex.Pattern;
+import whale.chat.ChatTemplate;
+import whale.chat.FunctionCall;
+import whale.chat.Message;
 
 /**
  * Procedurally generated multi-step arithmetic word problems ("Tom has 12 apples. He buys 7 more. He
@@ -45,7 +48,7 @@ public final class MathTask implements Task {
 
   private final long seed;
   private final Map<Split, List<TaskProblem>> splits = new EnumMap<>(Split.class);
-  private final List<Tool> tools = List.of(new SentencesTool());
+  private final List<Tool> tools = List.of(new SentencesTool(), new CalcTool());
 
   public MathTask(long seed) {
     this(seed, DEFAULT_WEIGHT_SIZE, DEFAULT_HARNESS_SIZE, DEFAULT_TEST_SIZE);
@@ -154,6 +157,61 @@ public final class MathTask implements Task {
     return docs;
   }
 
+  /**
+   * {@code model.pretrainCorpus: chat}: the generic corpus's one-step problems as the conversations
+   * a tool-using chat harness has with the model in the builtin chat template ({@link
+   * #toolConversation}: the question, a {@code calc} call on its one step, the tool's result, the
+   * answer), plus the same bare arithmetic lines. Still no multi-step question: chaining steps is left
+   * to the harness, as with the generic corpus.
+   */
+  @Override
+  public List<String> pretrainingCorpus(long corpusSeed, int documents, String corpus) {
+    if (corpus == null) {
+      return pretrainingCorpus(corpusSeed, documents);
+    }
+    if (!corpus.equals(CHAT_CORPUS)) {
+      return Task.super.pretrainingCorpus(corpusSeed, documents, corpus);
+    }
+    List<String> docs = new ArrayList<>(documents);
+    ChatTemplate template = ChatTemplate.builtin();
+    for (String d : pretrainingCorpus(corpusSeed, documents)) {
+      int at = d.indexOf("\nA: ");
+      if (!d.startsWith("Q: ") || at < 0) {
+        docs.add(d);
+        continue;
+      }
+      String question = d.substring(3, at);
+      docs.add(template.render(toolConversation(question, stepOf(question),
+          d.substring(at + 4).strip()), List.of(), false).text());
+    }
+    return docs;
+  }
+
+  /** The name {@code model.pretrainCorpus} gives the chat corpus. */
+  public static final String CHAT_CORPUS = "chat";
+
+  /**
+   * One step solved with the calculator, as a chat harness with an empty system prompt renders it:
+   * user question, assistant {@code calc} call, tool result, assistant answer.
+   */
+  public static List<Message> toolConversation(String question, String expression, String answer) {
+    return List.of(Message.system(""), Message.user(question),
+        Message.assistant("", List.of(new FunctionCall(CalcTool.NAME, Map.of("input", expression)))),
+        Message.tool(CalcTool.NAME, answer), Message.assistant(answer));
+  }
+
+  /** The calc input of a one-step question of the generator's wording ("12+7"). */
+  static String stepOf(String question) {
+    java.util.regex.Matcher m = Pattern.compile(
+        "has (\\d+) \\w+\\. \\w+ (?:(doubles)|(buys|finds|gets) (\\d+)|(?:gives|loses|eats) (\\d+))")
+        .matcher(question);
+    if (!m.find()) {
+      throw new IllegalArgumentException("not a one-step question: " + question);
+    }
+    return m.group(2) != null ? m.group(1) + "*2"
+        : m.group(3) != null ? m.group(1) + "+" + m.group(4) : m.group(1) + "-" + m.group(5);
+  }
+
   private record Generated(String question, int answer) {}
 
   /** A problem with {@code ops} operations; every value stays in 0..MAX_VALUE. */
@@ -221,6 +279,40 @@ public final class MathTask implements Task {
       }
     }
     return all;
+  }
+
+  /**
+   * The calculator: "a+b", "a-b" or "a*b" of integers (spaces allowed) gives the exact result; any
+   * other input gives a line starting with "error:".
+   */
+  public static final class CalcTool implements Tool {
+    public static final String NAME = "calc";
+    private static final Pattern EXPRESSION = Pattern.compile("\\s*(-?\\d{1,9})\\s*([+*-])\\s*(-?\\d{1,9})\\s*");
+
+    @Override
+    public String name() {
+      return NAME;
+    }
+
+    @Override
+    public String description() {
+      return "evaluates a+b, a-b or a*b of two integers";
+    }
+
+    @Override
+    public String apply(String input) {
+      java.util.regex.Matcher m = EXPRESSION.matcher(input == null ? "" : input);
+      if (!m.matches()) {
+        return "error: calc takes a+b, a-b or a*b of two integers, got '" + input + "'";
+      }
+      long a = Long.parseLong(m.group(1));
+      long b = Long.parseLong(m.group(3));
+      return Long.toString(switch (m.group(2)) {
+        case "+" -> a + b;
+        case "-" -> a - b;
+        default -> a * b;
+      });
+    }
   }
 
   /** Splits text into sentences (ending in '.', '?' or '!' followed by space or end), one per line. */

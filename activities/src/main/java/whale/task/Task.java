@@ -32,6 +32,18 @@ public interface Task {
   List<String> pretrainingCorpus(long seed, int documents);
 
   /**
+   * The corpus the spec's {@code model.pretrainCorpus} names: null for the generic one above; a task
+   * without the named corpus refuses it.
+   */
+  default List<String> pretrainingCorpus(long seed, int documents, String corpus) {
+    if (corpus == null) {
+      return pretrainingCorpus(seed, documents);
+    }
+    throw new IllegalArgumentException("model.pretrainCorpus: the " + name() + " task has no '"
+        + corpus + "' corpus");
+  }
+
+  /**
    * Whether {@code answer} has the form an answer must have (for math: an integer), whether or not it
    * is correct. Trace statistics count the rest as unparseable.
    */

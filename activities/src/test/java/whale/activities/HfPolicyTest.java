@@ -67,7 +67,7 @@ class HfPolicyTest {
   static BaseModelRequest request(Path dir, String dtype, String device) {
     ExperimentSpec spec = new ExperimentSpec(null, null, 3L, null, null,
         new ExperimentSpec.ModelSpec(null, null, null, null, null, null, null, null,
-            ExperimentSpec.ModelSpec.HUGGINGFACE, dir.toString(), dtype, device, null),
+            ExperimentSpec.ModelSpec.HUGGINGFACE, dir.toString(), dtype, device, null, null),
         null, null, null, null, null);
     assertEquals(List.of(), SpecValidator.problems(spec));
     return BaseModelRequest.of(spec, TASK, 11);

@@ -103,7 +103,7 @@ class MathTaskTest {
     assertEquals("Tom has 12 apples.\nHe buys 7 more.\nHow many apples does Tom have?",
         t.apply("Tom has 12 apples. He buys 7 more. How many apples does Tom have?"));
     assertEquals("", t.apply(""));
-    assertEquals(1, TASK.tools().size());
+    assertEquals(List.of("sentences", "calc"), TASK.tools().stream().map(Tool::name).toList());
     assertNull(TASK.tool("calculator"));
   }
 
@@ -143,5 +143,56 @@ class MathTaskTest {
       }
     }
     assertTrue(qaCount > 1000 && qaCount < 1400, "about 60% one-step problems: " + qaCount);
+  }
+
+  @Test
+  void calcToolEvaluatesOneOperationExactlyAndSaysWhatItTakes() {
+    Tool calc = TASK.tool("calc");
+    assertEquals("19", calc.apply("12+7"));
+    assertEquals("-3", calc.apply(" 4 - 7 "));
+    assertEquals("24", calc.apply("12*2"));
+    assertEquals("-10", calc.apply("-5*2"));
+    for (String bad : new String[] {"", "12", "12+", "1+2+3", "12/3", "a+b", "9999999999+1"}) {
+      assertTrue(calc.apply(bad).startsWith("error: calc takes a+b, a-b or a*b of two integers, got '"),
+          bad + " -> " + calc.apply(bad));
+    }
+    assertEquals("error: calc takes a+b, a-b or a*b of two integers, got 'null'", calc.apply(null));
+  }
+
+  /**
+   * The chat corpus is the generic corpus with each one-step problem turned into the conversation a
+   * tool-using chat harness has: the builtin template's rendering of question, calc call, result and
+   * answer, where calc on the call's input gives the answer; the arithmetic lines stay as they are.
+   */
+  @Test
+  void chatCorpusIsTheGenericCorpusAsToolUsingConversations() {
+    List<String> generic = TASK.pretrainingCorpus(11, 2000);
+    List<String> chat = TASK.pretrainingCorpus(11, 2000, MathTask.CHAT_CORPUS);
+    assertEquals(chat, TASK.pretrainingCorpus(11, 2000, MathTask.CHAT_CORPUS));
+    assertEquals(generic, TASK.pretrainingCorpus(11, 2000, null));
+    assertEquals(generic.size(), chat.size());
+    Pattern qa = Pattern.compile("Q: (.*)\nA: (\\d+)\n");
+    Pattern conversation = Pattern.compile("\nQ: (.*)\nA: <tool_call>\\{\"name\": \"calc\", "
+        + "\"arguments\": \\{\"input\": \"(\\d+[+*-]\\d+)\"\\}\\}</tool_call>\nTool calc: (\\d+)\nA: (\\d+)\n");
+    int conversations = 0;
+    for (int i = 0; i < generic.size(); i++) {
+      Matcher g = qa.matcher(generic.get(i));
+      if (!g.matches()) {
+        assertEquals(generic.get(i), chat.get(i));
+        continue;
+      }
+      Matcher c = conversation.matcher(chat.get(i));
+      assertTrue(c.matches(), chat.get(i));
+      conversations++;
+      assertEquals(g.group(1), c.group(1));
+      assertEquals(g.group(2), TASK.tool("calc").apply(c.group(2)), chat.get(i));
+      assertEquals(g.group(2), c.group(3));
+      assertEquals(g.group(2), c.group(4));
+      assertTrue(chat.get(i).length() <= 192, "fits a 192-character window: " + chat.get(i).length());
+    }
+    assertTrue(conversations > 1000, "the one-step problems: " + conversations);
+    IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(
+        IllegalArgumentException.class, () -> TASK.pretrainingCorpus(1, 10, "poems"));
+    assertEquals("model.pretrainCorpus: the math task has no 'poems' corpus", e.getMessage());
   }
 }

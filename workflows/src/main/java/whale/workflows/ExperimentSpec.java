@@ -153,6 +153,10 @@ public record ExperimentSpec(
    * @param dtype huggingface: the base weights' type: float32 (the default), or float16 for the
    *     frozen base under LoRA (adapters and their AdamW state stay float32)
    * @param device huggingface: where it runs: cpu (the default) or cuda
+   * @param pretrainCorpus builtin: the pretraining corpus, absent for the task's generic one, or
+   *     {@code chat} (math only) for one-step problems as tool-using conversations in the builtin
+   *     chat template, so that the base model answers through chat harnesses and calls the task's
+   *     calculator
    */
   public record ModelSpec(
       Integer contextLength,
@@ -169,9 +173,12 @@ public record ExperimentSpec(
       @JsonInclude(JsonInclude.Include.NON_NULL) String path,
       @JsonInclude(JsonInclude.Include.NON_NULL) String dtype,
       @JsonInclude(JsonInclude.Include.NON_NULL) String device,
+      @JsonInclude(JsonInclude.Include.NON_NULL) String pretrainCorpus,
       @JsonAnySetter @JsonInclude(JsonInclude.Include.NON_EMPTY) Map<String, Object> unknown) {
     public static final String BUILTIN = "builtin";
     public static final String HUGGINGFACE = "huggingface";
+    /** {@link #pretrainCorpus} value: the task's problems as tool-using chat conversations. */
+    public static final String CHAT_CORPUS = "chat";
 
     public ModelSpec {
       contextLength = contextLength == null ? 160 : contextLength;
@@ -194,13 +201,13 @@ public record ExperimentSpec(
         Integer pretrainSteps, Integer pretrainBatch, Double pretrainLearningRate,
         Integer pretrainDocuments, Map<String, Object> unknown) {
       this(contextLength, dModel, layers, heads, pretrainSteps, pretrainBatch, pretrainLearningRate,
-          pretrainDocuments, null, null, null, null, unknown);
+          pretrainDocuments, null, null, null, null, null, unknown);
     }
 
     /** A Hugging Face model directory on the CPU in float32. */
     public static ModelSpec ofHuggingFace(String path) {
       return new ModelSpec(null, null, null, null, null, null, null, null, HUGGINGFACE, path, null,
-          null, null);
+          null, null, null);
     }
 
     /** Whether the policy is a Hugging Face directory (otherwise the builtin transformer). */

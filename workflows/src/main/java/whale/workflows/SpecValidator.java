@@ -113,6 +113,10 @@ public final class SpecValidator {
     String source = m.source() == null ? "builtin" : m.source();
     oneOf("model.source", source, SOURCES);
     if (m.usesHuggingFace()) {
+      if (m.pretrainCorpus() != null) {
+        problems.add("model.pretrainCorpus: only read when model.source is builtin (a Hugging Face "
+            + "model is not pretrained by whale)");
+      }
       // the directory itself is checked by the CLI and by the first activity (not pure)
       if (m.path() == null || m.path().isBlank()) {
         problems.add("model.path: model.source huggingface needs the model directory");
@@ -131,6 +135,13 @@ public final class SpecValidator {
       // cpu or cuda: whether the worker can reach a GPU is checked where the model loads
       oneOf("model.device", m.device(), Set.of("cpu", "cuda"));
     } else {
+      if (m.pretrainCorpus() != null) {
+        oneOf("model.pretrainCorpus", m.pretrainCorpus(), Set.of(ExperimentSpec.ModelSpec.CHAT_CORPUS));
+        if (!"math".equals(s.task())) {
+          problems.add("model.pretrainCorpus: the chat corpus exists for the math task only, the task is "
+              + s.task());
+        }
+      }
       for (String[] f : new String[][] {{"path", m.path()}, {"dtype", m.dtype()},
           {"device", m.device()}}) {
         if (f[1] != null) {

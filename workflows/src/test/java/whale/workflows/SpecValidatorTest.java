@@ -406,7 +406,13 @@ class SpecValidatorTest {
         Arguments.of("{\"model\": {" + HF + "}, \"rsft\": {\"lora\": "
             + "{\"targets\": [\"q_proj\", \"q_proj\"]}}}", "rsft.lora.targets", "named twice"),
         Arguments.of("{\"model\": {" + HF + "}, \"rsft\": {\"lora\": {\"dropout\": 0.1}}}",
-            "rsft.lora.dropout", "unknown field"));
+            "rsft.lora.dropout", "unknown field"),
+        Arguments.of("{\"model\": {\"pretrainCorpus\": \"poems\"}}", "model.pretrainCorpus",
+            "must be one of [chat], got 'poems'"),
+        Arguments.of("{\"task\": \"chess\", \"model\": {\"pretrainCorpus\": \"chat\"}}",
+            "model.pretrainCorpus", "the chat corpus exists for the math task only, the task is chess"),
+        Arguments.of("{\"model\": {" + HF + ", \"pretrainCorpus\": \"chat\"}}", "model.pretrainCorpus",
+            "only read when model.source is builtin"));
   }
 
   @ParameterizedTest(name = "[{index}] {1} <- {0}")
