@@ -41,12 +41,23 @@ public abstract class ChatHarness implements Harness {
 
   @Override
   public HarnessResult solve(Problem problem, HarnessContext ctx) {
-    List<Message> messages = new ArrayList<>();
-    messages.add(Message.system(systemPrompt()));
-    messages.add(Message.user(userPrompt(problem)));
     ChatOptions options = ChatOptions.of(maxNewTokens()).withTools(tools(ctx));
+    return HarnessResult.of(answer(converse(ctx, systemPrompt(), userPrompt(problem), options,
+        maxTurns())));
+  }
+
+  /**
+   * One conversation, the loop of every chat agent: the system and user messages, then up to
+   * {@code maxTurns} model turns, each tool call run and its result shown as a tool message, until
+   * the model answers without calling a tool. Returns that last turn's content (outside tool calls).
+   */
+  public static String converse(HarnessContext ctx, String system, String user, ChatOptions options,
+      int maxTurns) {
+    List<Message> messages = new ArrayList<>();
+    messages.add(Message.system(system));
+    messages.add(Message.user(user));
     String last = "";
-    for (int turn = 0; turn < maxTurns(); turn++) {
+    for (int turn = 0; turn < maxTurns; turn++) {
       AssistantTurn reply = ctx.chat(messages, options);
       messages.add(reply.message());
       last = reply.content();
@@ -66,7 +77,7 @@ public abstract class ChatHarness implements Harness {
         messages.add(Message.tool(call.name(), result));
       }
     }
-    return HarnessResult.of(answer(last));
+    return last;
   }
 
   /** A task tool takes one string: the call's only argument, or all of them as JSON. */

@@ -89,7 +89,7 @@ public final class GenomeSpace<G extends Genome<G, A>, A extends Enum<A>> {
    */
   public static String header(String encoded, String... imports) {
     StringBuilder s = new StringBuilder("package " + PACKAGE + ";\n\n");
-    for (String i : imports) {
+    for (String i : new java.util.LinkedHashSet<>(List.of(imports))) {
       s.append("import ").append(i).append(";\n");
     }
     for (String i : List.of("Harness", "HarnessContext", "HarnessResult")) {

@@ -32,9 +32,40 @@ public record HarnessGenome(PromptFormat format, Decomposition decomposition, in
   /**
    * How each question reaches the model: COMPLETION prompts {@code generate} with the format's
    * prefix and suffix; CHAT sends the question as the user's message through the model's own chat
-   * template ({@code chat}), the form instruction-tuned models expect (FORMAT does not apply).
+   * template ({@code chat}), the form instruction-tuned models expect (FORMAT does not apply); TOOLS
+   * is CHAT with the task's tools offered: a tool the model calls runs, its result goes back as a
+   * tool message and the model answers ({@link ChatHarness#converse}, two turns per question).
    */
-  public enum Form { COMPLETION, CHAT }
+  public enum Form {
+    COMPLETION, CHAT, TOOLS;
+
+    /** Room for one tool call in the TOOLS form: a Hermes call line is about 70 tokens. */
+    public static final int TOOL_CALL_TOKENS = 80;
+
+    /** The Java expression of one model call on {@code prompt} in this form (any task's renderer). */
+    public String call() {
+      return switch (this) {
+        case COMPLETION -> "ctx.generate(prompt, MAX_NEW_TOKENS)";
+        case CHAT -> "ctx.chat(List.of(Message.user(prompt)), ChatOptions.of(MAX_NEW_TOKENS)).content()";
+        case TOOLS -> "ChatHarness.converse(ctx, \"\", prompt,\n        ChatOptions.of(Math.max(MAX_NEW_TOKENS, "
+            + TOOL_CALL_TOKENS + ")).withTools(ctx.tools()), 2)";
+      };
+    }
+
+    /** The imports {@link #call()} needs. */
+    public List<String> imports() {
+      return switch (this) {
+        case COMPLETION -> List.of();
+        case CHAT -> List.of("java.util.List", "whale.chat.ChatOptions", "whale.chat.Message");
+        case TOOLS -> List.of("whale.chat.ChatOptions", "whale.harness.ChatHarness");
+      };
+    }
+
+    /** The suffix of a genome's short code ("-chat"). */
+    public String codeSuffix() {
+      return this == COMPLETION ? "" : "-" + name().toLowerCase();
+    }
+  }
 
   /** How the question is put to the model. QA is the pretraining corpus's format. */
   public enum PromptFormat {
@@ -90,7 +121,7 @@ public record HarnessGenome(PromptFormat format, Decomposition decomposition, in
       case WHOLE_LINE -> "line";
     };
     return f + "-" + decomposition.name().toLowerCase() + "-v" + votes + "-r" + retries + "-" + p + "-t"
-        + maxNewTokens + (form == Form.CHAT ? "-chat" : "");
+        + maxNewTokens + form.codeSuffix();
   }
 
   public String className() {

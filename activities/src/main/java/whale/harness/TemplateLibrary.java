@@ -20,8 +20,8 @@ public interface TemplateLibrary {
 
   /**
    * As {@link #propose(ArchiveView, int, long, boolean)}; {@code chatForm} (spec
-   * {@code harness.chatForm}) lets the search also write chat-form harnesses where the task has
-   * them (math). Tasks without chat variants ignore it.
+   * {@code harness.chatForm}) lets the search also write chat-form harnesses: every built-in task's
+   * genome has a FORM axis (math also a TOOLS form). A library without chat variants ignores it.
    */
   default List<HarnessCandidate> propose(ArchiveView archive, int m, long seed, boolean promptOnly,
       boolean chatForm) {

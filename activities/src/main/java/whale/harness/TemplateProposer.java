@@ -106,6 +106,12 @@ public final class TemplateProposer implements TemplateLibrary {
         score -= 3;
       }
     }
+    if (st.toolCallFraction() > 0.2 && axis == Axis.FORM && g.form() != HarnessGenome.Form.TOOLS
+        && n.form() == HarnessGenome.Form.TOOLS) {
+      score += 6;
+      reason = percent(st.toolCallFraction()) + " of the model's completions are tool calls, which this"
+          + " harness never runs; the TOOLS form offers the task's tools and runs the calls";
+    }
     if (st.errorFraction() + st.timeoutFraction() > 0.2 && axis == Axis.DECOMPOSITION) {
       score += 2;
       reason = percent(st.errorFraction() + st.timeoutFraction()) + " of episodes failed; try "
@@ -133,27 +139,26 @@ public final class TemplateProposer implements TemplateLibrary {
       case MAX_NEW_TOKENS -> to.maxNewTokens() < from.maxNewTokens()
           ? "answers are short; a tighter token limit stops rambling"
           : "a longer token limit avoids cutting answers off";
-      case FORM -> to.form() == HarnessGenome.Form.CHAT
-          ? "asking through the model's own chat template suits an instruction-tuned model"
-          : "a plain completion prompt suits a model pretrained on the task's format";
+      case FORM -> switch (to.form()) {
+        case CHAT -> "asking through the model's own chat template suits an instruction-tuned model";
+        case TOOLS -> "offering the task's tools through the chat template lets the model hand a step"
+            + " to a tool (calc) and answer from its result";
+        case COMPLETION -> "a plain completion prompt suits a model pretrained on the task's format";
+      };
     };
-  }
-
-  /** One model call of a template harness on {@code prompt}, in the genome's form. */
-  private static String call(boolean chat) {
-    return chat ? "ctx.chat(List.of(Message.user(prompt)), ChatOptions.of(MAX_NEW_TOKENS)).content()"
-        : "ctx.generate(prompt, MAX_NEW_TOKENS)";
   }
 
   /** The readable Java source of the harness {@code g}, with the genome embedded. */
   public static String render(HarnessGenome g) {
-    boolean chat = g.form() == HarnessGenome.Form.CHAT;
-    StringBuilder s = new StringBuilder(chat
-        ? GenomeSpace.header(g.encode(), "java.util.List", "whale.chat.ChatOptions", "whale.chat.Message")
-        : GenomeSpace.header(g.encode()));
+    boolean chat = g.form() != HarnessGenome.Form.COMPLETION;
+    StringBuilder s = new StringBuilder(GenomeSpace.header(g.encode(),
+        g.form().imports().toArray(String[]::new)));
     s.append("/**\n");
     s.append(" * Template harness ").append(g.code()).append(".\n");
-    if (chat) {
+    if (g.form() == HarnessGenome.Form.TOOLS) {
+      s.append(" * Prompt: the question as the user's message, through the model's chat template, with the\n"
+          + " * task's tools offered (a call runs and its result goes back; then the model answers); ");
+    } else if (chat) {
       s.append(" * Prompt: the question as the user's message, through the model's chat template; ");
     } else {
       s.append(" * Prompt: \"").append(g.format().prefixLiteral).append("{question}")
@@ -247,7 +252,7 @@ public final class TemplateProposer implements TemplateLibrary {
       s.append("    if (ctx.turnsUsed() >= ctx.turnBudget()) {\n");
       s.append("      return null;\n");
       s.append("    }\n");
-      s.append("    return parse(").append(call(chat)).append(");\n");
+      s.append("    return parse(").append(g.form().call()).append(");\n");
       s.append("  }\n\n");
     } else {
       s.append("  /** One parsed answer, retrying up to RETRIES times on unparseable output. */\n");
@@ -256,7 +261,7 @@ public final class TemplateProposer implements TemplateLibrary {
       s.append("      if (ctx.turnsUsed() >= ctx.turnBudget()) {\n");
       s.append("        return null;\n");
       s.append("      }\n");
-      s.append("      String parsed = parse(").append(call(chat)).append(");\n");
+      s.append("      String parsed = parse(").append(g.form().call()).append(");\n");
       s.append("      if (parsed != null) {\n");
       s.append("        return parsed;\n");
       s.append("      }\n");

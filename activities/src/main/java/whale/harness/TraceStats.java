@@ -15,11 +15,22 @@ import whale.task.Task;
  * @param timeoutFraction episodes abandoned for running too long
  * @param errorFraction episodes that threw or broke another limit
  * @param meanCompletionTokens mean model-written tokens per episode
+ * @param toolCallFraction model calls whose completion holds a {@code <tool_call>} block, over all
+ *     model calls: a model that calls tools under a harness that never runs them shows here
  */
 public record TraceStats(int episodes, double successRate, double meanTurns, double unparseableFraction,
-    double turnBudgetFraction, double timeoutFraction, double errorFraction, double meanCompletionTokens) {
+    double turnBudgetFraction, double timeoutFraction, double errorFraction, double meanCompletionTokens,
+    double toolCallFraction) {
 
-  public static final TraceStats EMPTY = new TraceStats(0, 0, 0, 0, 0, 0, 0, 0);
+  public static final TraceStats EMPTY = new TraceStats(0, 0, 0, 0, 0, 0, 0, 0, 0);
+
+  /** Statistics without the tool-call signal. */
+  public TraceStats(int episodes, double successRate, double meanTurns, double unparseableFraction,
+      double turnBudgetFraction, double timeoutFraction, double errorFraction,
+      double meanCompletionTokens) {
+    this(episodes, successRate, meanTurns, unparseableFraction, turnBudgetFraction, timeoutFraction,
+        errorFraction, meanCompletionTokens, 0);
+  }
 
   public static TraceStats of(List<EpisodeResult> results, Task task) {
     if (results.isEmpty()) {
@@ -32,11 +43,17 @@ public record TraceStats(int episodes, double successRate, double meanTurns, dou
     int budget = 0;
     int timeout = 0;
     int error = 0;
+    int calls = 0;
+    int toolCalls = 0;
     for (EpisodeResult r : results) {
       reward += r.reward();
       turns += r.turns();
       for (ModelCall c : r.modelCalls()) {
         tokens += c.completionTokens();
+        calls++;
+        if (c.completion() != null && c.completion().contains("<tool_call>")) {
+          toolCalls++;
+        }
       }
       switch (r.status()) {
         case COMPLETED -> {
@@ -52,6 +69,6 @@ public record TraceStats(int episodes, double successRate, double meanTurns, dou
     }
     double n = results.size();
     return new TraceStats(results.size(), reward / n, turns / n, unparseable / n, budget / n, timeout / n,
-        error / n, tokens / n);
+        error / n, tokens / n, calls == 0 ? 0 : (double) toolCalls / calls);
   }
 }

@@ -25,7 +25,9 @@ import whale.harness.HarnessCandidate;
  * pareto.json, one directory per
  * candidate with source.java, meta.json, scores.json, traces.json). The environment has
  * {@code WHALE_ARCHIVE} (that directory), {@code WHALE_CANDIDATES_DIR} (an empty directory to write
- * into), {@code WHALE_CANDIDATES} (M), {@code WHALE_ITERATION} and {@code WHALE_SEED}. Each candidate
+ * into), {@code WHALE_CANDIDATES} (M), {@code WHALE_ITERATION}, {@code WHALE_SEED} and
+ * {@code WHALE_WORKDIR} (the worker's own working directory, for a command's relative paths: the
+ * program itself runs in the archive copy). Each candidate
  * is {@code <Name>.java} in the candidates directory, with an optional {@code <Name>.json} holding
  * {@code name}, {@code hypothesis}, {@code changes}, {@code axis}. The first M in file-name order are
  * taken. The program is killed (with its descendants) after the timeout; what it wrote by then counts.
@@ -64,6 +66,7 @@ public final class CommandProposer {
       pb.environment().put("WHALE_CANDIDATES", Integer.toString(m));
       pb.environment().put("WHALE_ITERATION", Integer.toString(iteration));
       pb.environment().put("WHALE_SEED", Long.toString(seed));
+      pb.environment().put("WHALE_WORKDIR", Path.of("").toAbsolutePath().toString());
       Process p = pb.start();
       boolean finished;
       try {

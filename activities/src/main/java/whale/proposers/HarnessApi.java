@@ -23,7 +23,9 @@ public final class HarnessApi {
         AssistantTurn: text(), content() (outside tool calls), toolCalls() (FunctionCall: name(),
         arguments()), errors() (malformed calls), message() (the turn as the next assistant message).
       whale.harness.ChatHarness: extend it and override systemPrompt(), userPrompt(Problem), and
-        optionally tools(ctx), maxTurns(), maxNewTokens(), answer(String): it runs the tool loop.
+        optionally tools(ctx), maxTurns(), maxNewTokens(), answer(String): it runs the tool loop;
+        ChatHarness.converse(ctx, system, user, options, maxTurns) is that loop for one conversation
+        (returns the last turn's content), for a harness that holds several.
       HarnessResult.of(String answer). Problem: id(), question().
       Only java.lang basics (no System, Runtime, Thread, reflection, I/O), java.util, java.util.regex,
       java.util.function, java.util.stream, java.text and the classes above are allowed; anything

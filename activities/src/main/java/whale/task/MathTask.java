@@ -158,11 +158,11 @@ public final class MathTask implements Task {
   }
 
   /**
-   * {@code model.pretrainCorpus: chat}: the generic corpus's one-step problems as the conversations
-   * a tool-using chat harness has with the model in the builtin chat template ({@link
+   * {@code model.pretrainCorpus: chat}: one-step problems of the generic corpus's wording, each as the
+   * conversation a tool-using chat harness has with the model in the builtin chat template ({@link
    * #toolConversation}: the question, a {@code calc} call on its one step, the tool's result, the
-   * answer), plus the same bare arithmetic lines. Still no multi-step question: chaining steps is left
-   * to the harness, as with the generic corpus.
+   * answer). No bare arithmetic lines (calc does the arithmetic) and still no multi-step question:
+   * chaining steps is left to the harness, as with the generic corpus.
    */
   @Override
   public List<String> pretrainingCorpus(long corpusSeed, int documents, String corpus) {
@@ -172,17 +172,13 @@ public final class MathTask implements Task {
     if (!corpus.equals(CHAT_CORPUS)) {
       return Task.super.pretrainingCorpus(corpusSeed, documents, corpus);
     }
-    List<String> docs = new ArrayList<>(documents);
+    Random rnd = new Random(corpusSeed ^ 0x4348415443L); // "CHATC": not the generic corpus's stream
     ChatTemplate template = ChatTemplate.builtin();
-    for (String d : pretrainingCorpus(corpusSeed, documents)) {
-      int at = d.indexOf("\nA: ");
-      if (!d.startsWith("Q: ") || at < 0) {
-        docs.add(d);
-        continue;
-      }
-      String question = d.substring(3, at);
-      docs.add(template.render(toolConversation(question, stepOf(question),
-          d.substring(at + 4).strip()), List.of(), false).text());
+    List<String> docs = new ArrayList<>(documents);
+    for (int i = 0; i < documents; i++) {
+      Generated g = generate(rnd, 1, 1 + rnd.nextInt(MAX_VALUE - 1));
+      docs.add(template.render(toolConversation(g.question, stepOf(g.question),
+          Integer.toString(g.answer)), List.of(), false).text());
     }
     return docs;
   }
@@ -201,7 +197,7 @@ public final class MathTask implements Task {
   }
 
   /** The calc input of a one-step question of the generator's wording ("12+7"). */
-  static String stepOf(String question) {
+  public static String stepOf(String question) {
     java.util.regex.Matcher m = Pattern.compile(
         "has (\\d+) \\w+\\. \\w+ (?:(doubles)|(buys|finds|gets) (\\d+)|(?:gives|loses|eats) (\\d+))")
         .matcher(question);

@@ -74,7 +74,7 @@ class TemplateProposerTest {
   @Test
   void everyGenomeCompilesAndRuns() throws Exception {
     List<HarnessGenome> all = HarnessGenome.SPACE.all();
-    assertEquals(3 * 2 * 3 * 3 * 3 * 3 * 2, all.size(), "six axes and the two forms");
+    assertEquals(3 * 2 * 3 * 3 * 3 * 3 * 3, all.size(), "six axes and the three forms");
     Set<String> names = new HashSet<>();
     for (HarnessGenome g : all) {
       String src = TemplateProposer.render(g);
@@ -146,6 +146,67 @@ class TemplateProposerTest {
       }
     }
     assertTrue(sawChat, "harness.chatForm lets the search propose the chat form");
+  }
+
+  /**
+   * A stand-in for a model pretrained on the chat corpus: asked a one-step question in the builtin
+   * template it calls calc on the step; shown calc's result it answers with it.
+   */
+  static final class CalcCaller implements Generator {
+    @Override
+    public List<Completion> generate(List<GenerationRequest> requests, SamplingParams params) {
+      List<Completion> out = new ArrayList<>();
+      for (GenerationRequest r : requests) {
+        String[] lines = r.prompt().split("\n");
+        String last = lines[lines.length - 1].equals("A: ") ? lines[lines.length - 2] : "";
+        String text = "7\n";
+        if (last.startsWith("Tool calc: ")) {
+          text = last.substring("Tool calc: ".length()) + "\n";
+        } else if (last.startsWith("Q: ")) {
+          text = "<tool_call>{\"name\": \"calc\", \"arguments\": {\"input\": \""
+              + MathTask.stepOf(last.substring(3)) + "\"}}</tool_call>\n";
+        }
+        out.add(new Completion(text, r.prompt().length(), text.length()));
+      }
+      return out;
+    }
+  }
+
+  @Test
+  void toolsFormIsProposedWhenTheModelCallsToolsAndRunsItsCalls() throws Exception {
+    HarnessGenome h0 = HarnessGenome.initial();
+    TraceStats calling = new TraceStats(64, 0.0, 1, 0, 0, 0, 0, 70, 0.9);
+    ArchiveView archive = new ArchiveView(List.of(
+        new ArchiveEntry(h0.code(), TemplateProposer.render(h0), true, null, 0.0, 1, calling)));
+    TemplateProposer p = new TemplateProposer();
+    for (long seed = 0; seed < 3; seed++) {
+      HarnessCandidate first = p.propose(archive, 3, seed, false, true).get(0);
+      assertEquals(HarnessGenome.Form.TOOLS, HarnessGenome.SPACE.fromSource(first.source()).form(),
+          first.name());
+      assertTrue(first.hypothesis().contains("90% of the model's completions are tool calls"),
+          first.hypothesis());
+    }
+    // without the signal, FORM keeps its low prior: h0's first proposal is not the TOOLS form
+    ArchiveView quiet = new ArchiveView(List.of(entry(h0, 0.1, 1, 0.05, 0)));
+    assertTrue(HarnessGenome.SPACE.fromSource(p.propose(quiet, 1, 0L, false, true).get(0).source()).form()
+        != HarnessGenome.Form.TOOLS);
+
+    HarnessGenome tools = new HarnessGenome(HarnessGenome.PromptFormat.QA, Decomposition.CHAIN, 1, 0,
+        HarnessGenome.AnswerParsing.FIRST_INT, 8, HarnessGenome.Form.TOOLS);
+    String src = TemplateProposer.render(tools);
+    assertEquals(tools, HarnessGenome.SPACE.fromSource(src));
+    assertTrue(tools.encode().endsWith(";form=TOOLS") && tools.code().endsWith("-tools"), tools.encode());
+    EpisodeRunner runner = new EpisodeRunner(new CalcCaller(), TASK);
+    List<EpisodeResult> rs = runner.run(COMPILER.compile(src), TASK.split(Split.HARNESS).subList(0, 4), 1, 1L);
+    for (EpisodeResult r : rs) {
+      assertEquals(EpisodeStatus.COMPLETED, r.status(), r.error());
+      assertEquals(1.0, r.reward(), r.toString());
+      long steps = r.toolCalls().stream().filter(t -> t.name().equals("calc")).count();
+      assertEquals(2 * steps, r.turns(), "a call and an answer per step: " + r);
+      assertTrue(steps >= 2, "every step through calc: " + r);
+      assertTrue(r.modelCalls().get(1).prompt().endsWith("Tool calc: " + r.toolCalls().get(1).output()
+          + "\nA: "), r.modelCalls().get(1).prompt());
+    }
   }
 
   @Test

@@ -160,37 +160,34 @@ class MathTaskTest {
   }
 
   /**
-   * The chat corpus is the generic corpus with each one-step problem turned into the conversation a
-   * tool-using chat harness has: the builtin template's rendering of question, calc call, result and
-   * answer, where calc on the call's input gives the answer; the arithmetic lines stay as they are.
+   * The chat corpus holds the conversations a tool-using chat harness has on one-step problems: the
+   * builtin template's rendering of question, calc call, result and answer, where calc on the
+   * call's input gives the answer and the answer is the question's; never a split's question.
    */
   @Test
-  void chatCorpusIsTheGenericCorpusAsToolUsingConversations() {
-    List<String> generic = TASK.pretrainingCorpus(11, 2000);
+  void chatCorpusIsOneStepProblemsAsToolUsingConversations() {
     List<String> chat = TASK.pretrainingCorpus(11, 2000, MathTask.CHAT_CORPUS);
     assertEquals(chat, TASK.pretrainingCorpus(11, 2000, MathTask.CHAT_CORPUS));
-    assertEquals(generic, TASK.pretrainingCorpus(11, 2000, null));
-    assertEquals(generic.size(), chat.size());
-    Pattern qa = Pattern.compile("Q: (.*)\nA: (\\d+)\n");
+    assertEquals(TASK.pretrainingCorpus(11, 2000), TASK.pretrainingCorpus(11, 2000, null));
+    assertEquals(2000, chat.size());
+    Set<String> splitQuestions = TASK.allQuestions();
     Pattern conversation = Pattern.compile("\nQ: (.*)\nA: <tool_call>\\{\"name\": \"calc\", "
         + "\"arguments\": \\{\"input\": \"(\\d+[+*-]\\d+)\"\\}\\}</tool_call>\nTool calc: (\\d+)\nA: (\\d+)\n");
-    int conversations = 0;
-    for (int i = 0; i < generic.size(); i++) {
-      Matcher g = qa.matcher(generic.get(i));
-      if (!g.matches()) {
-        assertEquals(generic.get(i), chat.get(i));
-        continue;
-      }
-      Matcher c = conversation.matcher(chat.get(i));
-      assertTrue(c.matches(), chat.get(i));
-      conversations++;
-      assertEquals(g.group(1), c.group(1));
-      assertEquals(g.group(2), TASK.tool("calc").apply(c.group(2)), chat.get(i));
-      assertEquals(g.group(2), c.group(3));
-      assertEquals(g.group(2), c.group(4));
-      assertTrue(chat.get(i).length() <= 192, "fits a 192-character window: " + chat.get(i).length());
+    for (String d : chat) {
+      Matcher c = conversation.matcher(d);
+      assertTrue(c.matches(), d);
+      String q = c.group(1);
+      assertFalse(splitQuestions.contains(q));
+      String[] sent = new MathTask.SentencesTool().apply(q).split("\n");
+      assertEquals(3, sent.length, q);
+      int v = apply(Integer.parseInt(sent[0].replaceAll("\\D", "")), sent[1]);
+      assertEquals(Integer.toString(v), TASK.tool("calc").apply(c.group(2)), d);
+      assertEquals(Integer.toString(v), c.group(3));
+      assertEquals(Integer.toString(v), c.group(4));
+      assertEquals(d, whale.chat.ChatTemplate.builtin().render(
+          MathTask.toolConversation(q, c.group(2), c.group(4)), List.of(), false).text());
+      assertTrue(d.length() <= 192, "fits a 192-character window: " + d.length());
     }
-    assertTrue(conversations > 1000, "the one-step problems: " + conversations);
     IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(
         IllegalArgumentException.class, () -> TASK.pretrainingCorpus(1, 10, "poems"));
     assertEquals("model.pretrainCorpus: the math task has no 'poems' corpus", e.getMessage());

@@ -3,6 +3,7 @@ package whale.harness.searchqa;
 import java.util.List;
 import whale.harness.Genome;
 import whale.harness.GenomeSpace;
+import whale.harness.HarnessGenome.Form;
 
 /**
  * The building blocks of a search-QA template harness, encoded as
@@ -18,9 +19,11 @@ import whale.harness.GenomeSpace;
  * @param votes samples per question, majority answer
  * @param parsing which part of the completion is the answer
  * @param maxNewTokens the completion's length limit
+ * @param form COMPLETION, or (only with {@code harness.chatForm}) CHAT: the same prompt as the user's
+ *     message through the model's chat template; the completion form is left out of the genome line
  */
 public record SearchQaGenome(Query query, int docs, int chars, Format format, Hops hops, int votes,
-    Parsing parsing, int maxNewTokens) implements Genome<SearchQaGenome, SearchQaGenome.Axis> {
+    Parsing parsing, int maxNewTokens, Form form) implements Genome<SearchQaGenome, SearchQaGenome.Axis> {
 
   /** FORMAT is the only prompt-text axis (the Fast-Slow control's). */
   public static final GenomeSpace<SearchQaGenome, Axis> SPACE = GenomeSpace.<SearchQaGenome, Axis>of(Axis.class)
@@ -32,8 +35,16 @@ public record SearchQaGenome(Query query, int docs, int chars, Format format, Ho
       .axis(Axis.VOTES, "votes", SearchQaGenome::votes, List.of(1, 3, 5))
       .axis(Axis.PARSING, "parse", SearchQaGenome::parsing, List.of(Parsing.values()))
       .axis(Axis.MAX_NEW_TOKENS, "maxNew", SearchQaGenome::maxNewTokens, List.of(12, 24))
+      .axis(Axis.FORM, "form", SearchQaGenome::form, List.of(Form.COMPLETION, Form.CHAT), Form.COMPLETION)
       .build(v -> new SearchQaGenome((Query) v.get(0), (Integer) v.get(1), (Integer) v.get(2), (Format) v.get(3),
-          (Hops) v.get(4), (Integer) v.get(5), (Parsing) v.get(6), (Integer) v.get(7)), SearchQaRenderer::render);
+          (Hops) v.get(4), (Integer) v.get(5), (Parsing) v.get(6), (Integer) v.get(7), (Form) v.get(8)),
+          SearchQaRenderer::render);
+
+  /** A completion-form genome (the eight axes before FORM existed). */
+  public SearchQaGenome(Query query, int docs, int chars, Format format, Hops hops, int votes,
+      Parsing parsing, int maxNewTokens) {
+    this(query, docs, chars, format, hops, votes, parsing, maxNewTokens, Form.COMPLETION);
+  }
 
   /** RAW: the question as is; KEYWORDS: question words dropped; ENTITY: only its capitalised names. */
   public enum Query { RAW, KEYWORDS, ENTITY }
@@ -64,7 +75,7 @@ public record SearchQaGenome(Query query, int docs, int chars, Format format, Ho
   public enum Parsing { LINE, CLAUSE }
 
   /** The axes a mutation changes. */
-  public enum Axis { QUERY, DOCS, CHARS, FORMAT, HOPS, VOTES, PARSING, MAX_NEW_TOKENS }
+  public enum Axis { QUERY, DOCS, CHARS, FORMAT, HOPS, VOTES, PARSING, MAX_NEW_TOKENS, FORM }
 
   /**
    * h0, deliberately unoptimised: the raw question as query, three documents of 200 characters (more
@@ -84,7 +95,8 @@ public record SearchQaGenome(Query query, int docs, int chars, Format format, Ho
   @Override
   public String code() {
     return query.name().toLowerCase() + "-k" + docs + "-c" + chars + "-" + format.name().toLowerCase() + "-"
-        + hops.name().toLowerCase() + "-v" + votes + "-" + parsing.name().toLowerCase() + "-t" + maxNewTokens;
+        + hops.name().toLowerCase() + "-v" + votes + "-" + parsing.name().toLowerCase() + "-t" + maxNewTokens
+        + form.codeSuffix();
   }
 
   public String className() {

@@ -8,8 +8,10 @@ public final class SearchQaRenderer {
   private SearchQaRenderer() {}
 
   public static String render(SearchQaGenome g) {
-    StringBuilder s = new StringBuilder(GenomeSpace.header(g.encode(), "java.util.ArrayList", "java.util.List",
-        "java.util.Locale", "java.util.Set"));
+    java.util.List<String> imports = new java.util.ArrayList<>(java.util.List.of("java.util.ArrayList",
+        "java.util.List", "java.util.Locale", "java.util.Set"));
+    imports.addAll(g.form().imports());
+    StringBuilder s = new StringBuilder(GenomeSpace.header(g.encode(), imports.toArray(String[]::new)));
     s.append("/**\n");
     s.append(" * Template search-QA harness ").append(g.code()).append(": query = ")
         .append(g.query().name().toLowerCase()).append(", ").append(g.docs()).append(" document(s) of at most ")
@@ -154,7 +156,7 @@ public final class SearchQaRenderer {
     s.append("    if (ctx.turnsUsed() >= ctx.turnBudget()) {\n");
     s.append("      return null;\n");
     s.append("    }\n");
-    s.append("    return parse(ctx.generate(prompt, MAX_NEW_TOKENS));\n");
+    s.append("    return parse(").append(g.form().call()).append(");\n");
     s.append("  }\n\n");
 
     if (g.parsing() == SearchQaGenome.Parsing.LINE) {

@@ -36,7 +36,15 @@ public final class SearchQaTemplates implements TemplateLibrary {
   @Override
   public List<HarnessCandidate> propose(ArchiveView archive, int m, long seed, boolean promptOnly) {
     // Prompt text is the FORMAT axis: the label literals around documents, question and answer.
-    return SEARCH.propose(archive, m, seed, promptOnly ? EnumSet.of(Axis.FORMAT) : EnumSet.allOf(Axis.class));
+    return SEARCH.propose(archive, m, seed, promptOnly ? EnumSet.of(Axis.FORMAT)
+        : EnumSet.complementOf(EnumSet.of(Axis.FORM)));
+  }
+
+  @Override
+  public List<HarnessCandidate> propose(ArchiveView archive, int m, long seed, boolean promptOnly,
+      boolean chatForm) {
+    return chatForm && !promptOnly ? SEARCH.propose(archive, m, seed, EnumSet.allOf(Axis.class))
+        : propose(archive, m, seed, promptOnly);
   }
 
   /** What the parent's traces say about the change {@code g -> n} on {@code axis}. */
@@ -45,7 +53,7 @@ public final class SearchQaTemplates implements TemplateLibrary {
     double score = switch (axis) {
       case FORMAT, DOCS, HOPS -> 3;
       case CHARS, QUERY, VOTES -> 2;
-      case PARSING, MAX_NEW_TOKENS -> 1;
+      case PARSING, MAX_NEW_TOKENS, FORM -> 1;
     };
     String reason = defaultReason(axis, g, n);
     if (st.turnBudgetFraction() > 0.05 && axis == Axis.VOTES) {
@@ -95,6 +103,9 @@ public final class SearchQaTemplates implements TemplateLibrary {
       case MAX_NEW_TOKENS -> to.maxNewTokens() < from.maxNewTokens()
           ? "answers are short; a tighter limit stops rambling"
           : "a longer limit avoids cutting answers off";
+      case FORM -> to.form() == whale.harness.HarnessGenome.Form.CHAT
+          ? "asking through the model's own chat template suits an instruction-tuned model"
+          : "a plain completion prompt suits a model pretrained on the task's format";
     };
   }
 }

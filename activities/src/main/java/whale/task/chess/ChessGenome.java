@@ -3,12 +3,15 @@ package whale.task.chess;
 import java.util.List;
 import whale.harness.Genome;
 import whale.harness.GenomeSpace;
+import whale.harness.HarnessGenome.Form;
 
 /**
  * The building blocks of a chess template harness, embedded in the emitted source as
- * {@code // WHALE-GENOME: board=PIECES;cue=MATE;votes=3;retries=1;parse=FIRST_MOVE}.
+ * {@code // WHALE-GENOME: board=PIECES;cue=MATE;votes=3;retries=1;parse=FIRST_MOVE}; FORM (only with
+ * {@code harness.chatForm}; CHAT appends ";form=CHAT") sends the same prompt, position and cue, as
+ * the user's message through the model's chat template.
  */
-public record ChessGenome(Board board, Cue cue, int votes, int retries, Parsing parsing)
+public record ChessGenome(Board board, Cue cue, int votes, int retries, Parsing parsing, Form form)
     implements Genome<ChessGenome, ChessGenome.Axis> {
   /** CUE is the only prompt-text axis (the Fast-Slow control's). */
   public static final GenomeSpace<ChessGenome, Axis> SPACE = GenomeSpace.<ChessGenome, Axis>of(Axis.class)
@@ -17,8 +20,15 @@ public record ChessGenome(Board board, Cue cue, int votes, int retries, Parsing 
       .axis(Axis.VOTES, "votes", ChessGenome::votes, List.of(1, 3, 5))
       .axis(Axis.RETRIES, "retries", ChessGenome::retries, List.of(0, 1, 2))
       .axis(Axis.PARSING, "parse", ChessGenome::parsing, List.of(Parsing.values()))
+      // the completion form is left out of the genome line: archived genomes keep their sources
+      .axis(Axis.FORM, "form", ChessGenome::form, List.of(Form.COMPLETION, Form.CHAT), Form.COMPLETION)
       .build(v -> new ChessGenome((Board) v.get(0), (Cue) v.get(1), (Integer) v.get(2), (Integer) v.get(3),
-          (Parsing) v.get(4)), ChessTemplates::render);
+          (Parsing) v.get(4), (Form) v.get(5)), ChessTemplates::render);
+
+  /** A completion-form genome (the five axes before FORM existed). */
+  public ChessGenome(Board board, Cue cue, int votes, int retries, Parsing parsing) {
+    this(board, cue, votes, retries, parsing, Form.COMPLETION);
+  }
 
   /** How the position is shown to the model. */
   public enum Board {
@@ -49,7 +59,7 @@ public record ChessGenome(Board board, Cue cue, int votes, int retries, Parsing 
   public enum Parsing { WHOLE_LINE, FIRST_MOVE }
 
   /** The axes a mutation changes. */
-  public enum Axis { BOARD, CUE, VOTES, RETRIES, PARSING }
+  public enum Axis { BOARD, CUE, VOTES, RETRIES, PARSING, FORM }
 
   /** h0, deliberately unoptimised: the raw FEN, a generic "Move:" cue, one sample, the whole line. */
   public static ChessGenome initial() {
@@ -65,7 +75,7 @@ public record ChessGenome(Board board, Cue cue, int votes, int retries, Parsing 
   @Override
   public String code() {
     return board.name().toLowerCase().replace("_", "") + "-" + cue.name().toLowerCase() + "-v" + votes
-        + "-r" + retries + "-" + (parsing == Parsing.WHOLE_LINE ? "line" : "first");
+        + "-r" + retries + "-" + (parsing == Parsing.WHOLE_LINE ? "line" : "first") + form.codeSuffix();
   }
 
   public String className() {

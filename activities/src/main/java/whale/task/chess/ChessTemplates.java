@@ -2,6 +2,7 @@ package whale.task.chess;
 
 import static whale.harness.TemplateSearch.percent;
 
+import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
 import whale.harness.ArchiveView;
@@ -34,7 +35,15 @@ public final class ChessTemplates implements TemplateLibrary {
   @Override
   public List<HarnessCandidate> propose(ArchiveView archive, int m, long seed, boolean promptOnly) {
     // Prompt text is the CUE axis: the string literal after the position.
-    return SEARCH.propose(archive, m, seed, promptOnly ? EnumSet.of(Axis.CUE) : EnumSet.allOf(Axis.class));
+    return SEARCH.propose(archive, m, seed, promptOnly ? EnumSet.of(Axis.CUE)
+        : EnumSet.complementOf(EnumSet.of(Axis.FORM)));
+  }
+
+  @Override
+  public List<HarnessCandidate> propose(ArchiveView archive, int m, long seed, boolean promptOnly,
+      boolean chatForm) {
+    return chatForm && !promptOnly ? SEARCH.propose(archive, m, seed, EnumSet.allOf(Axis.class))
+        : propose(archive, m, seed, promptOnly);
   }
 
   /** What the parent's traces say about the change {@code g -> n} on {@code axis}. */
@@ -42,7 +51,7 @@ public final class ChessTemplates implements TemplateLibrary {
     double score = switch (axis) {
       case BOARD, CUE -> 3;
       case VOTES, PARSING -> 2;
-      case RETRIES -> 1;
+      case RETRIES, FORM -> 1;
     };
     String reason = defaultReason(axis, g, n);
     if (st.unparseableFraction() > 0.2) {
@@ -94,13 +103,18 @@ public final class ChessTemplates implements TemplateLibrary {
       case PARSING -> to.parsing() == ChessGenome.Parsing.FIRST_MOVE
           ? "the first UCI move in the completion ignores text around it"
           : "the whole line is the model's answer as written";
+      case FORM -> to.form() == whale.harness.HarnessGenome.Form.CHAT
+          ? "asking through the model's own chat template suits an instruction-tuned model"
+          : "a plain completion prompt suits a model pretrained on the task's format";
     };
   }
 
   /** The readable Java source of the harness {@code g}, with the genome embedded. */
   public static String render(ChessGenome g) {
-    StringBuilder s = new StringBuilder(GenomeSpace.header(g.encode(), "java.util.ArrayList", "java.util.List",
+    List<String> imports = new ArrayList<>(List.of("java.util.ArrayList", "java.util.List",
         "java.util.regex.Matcher", "java.util.regex.Pattern"));
+    imports.addAll(g.form().imports());
+    StringBuilder s = new StringBuilder(GenomeSpace.header(g.encode(), imports.toArray(String[]::new)));
     s.append("/**\n");
     s.append(" * Chess template harness ").append(g.code()).append(": the position as ").append(g.board())
         .append(", then \"").append(g.cue().literal).append("\";\n");
@@ -188,7 +202,7 @@ public final class ChessTemplates implements TemplateLibrary {
     s.append("      if (ctx.turnsUsed() >= ctx.turnBudget()) {\n");
     s.append("        return last;\n");
     s.append("      }\n");
-    s.append("      String m = parse(ctx.generate(prompt, MAX_NEW_TOKENS));\n");
+    s.append("      String m = parse(" + g.form().call() + ");\n");
     s.append("      if (m != null) {\n");
     s.append("        last = m;\n");
     s.append("        if (RETRIES == 0 || (\" \" + ctx.tool(\"legal\", fen) + \" \").contains(\" \" + m + \" \")) {\n");

@@ -75,6 +75,13 @@ class SearchQaTemplatesTest {
         assertEquals(g.hops() == SearchQaGenome.Hops.TWO ? 2 : 1, r.toolCalls().size(), g.code());
         assertEquals(r.toolCalls().size() * g.votes(), r.turns(), g.code());
         String prompt = r.modelCalls().get(0).prompt();
+        if (g.form() == whale.harness.HarnessGenome.Form.CHAT) {
+          // the same prompt as the user's message, through the (builtin) chat template
+          List<whale.chat.Message> asked = r.modelCalls().get(0).chat().messages();
+          assertEquals(1, asked.size());
+          assertEquals("Q: " + asked.get(0).content() + "\nA: ", prompt);
+          prompt = asked.get(0).content();
+        }
         assertTrue(prompt.startsWith(g.format().docLiteral) && prompt.endsWith(g.format().answerLiteral), prompt);
         assertTrue(prompt.split("\n").length <= g.docs() + 2, "at most " + g.docs() + " documents: " + prompt);
       }
@@ -124,6 +131,22 @@ class SearchQaTemplatesTest {
         entries.add(ArchiveEntry.scored(c.name(), c.source(), new TraceStats(16, 0.05 * it, 1, 0, 0, 0, 0, 10)));
       }
     }
+  }
+
+  @Test
+  void theChatFormIsProposedOnlyWithChatForm() {
+    HarnessCandidate h0 = LIB.initial();
+    ArchiveView archive = new ArchiveView(List.of(ArchiveEntry.scored(h0.name(), h0.source(),
+        new TraceStats(16, 0.1, 1, 0, 0, 0, 0, 20))));
+    assertEquals(LIB.propose(archive, 3, 42, false), LIB.propose(archive, 3, 42, false, false));
+    assertTrue(LIB.propose(archive, 30, 42, false).stream().allMatch(c ->
+        SearchQaGenome.SPACE.fromSource(c.source()).form() == whale.harness.HarnessGenome.Form.COMPLETION));
+    HarnessCandidate chat = LIB.propose(archive, 30, 42, false, true).stream().filter(c ->
+        SearchQaGenome.SPACE.fromSource(c.source()).form() == whale.harness.HarnessGenome.Form.CHAT)
+        .findFirst().orElseThrow();
+    assertTrue(chat.name().endsWith("-chat") && chat.source().contains("ctx.chat(List.of(Message.user(prompt))"),
+        chat.source());
+    assertTrue(COMPILER.tryCompile(chat.source()).ok(), chat.name());
   }
 
   @Test

@@ -190,11 +190,11 @@ class ChessTemplatesTest {
     }
     assertTrue(cs.stream().anyMatch(c -> c.axis().equals("parsing") || c.axis().equals("retries")),
         "unparseable answers steer towards parsing or retries: " + cs.stream().map(HarnessCandidate::changes).toList());
-    // the whole genome space gets explored without repeats
+    // the whole genome space gets explored without repeats (the chat form with harness.chatForm)
     List<ArchiveEntry> archive = new ArrayList<>();
     Set<ChessGenome> all = new HashSet<>();
-    for (int it = 0; it < 200 && all.size() < ChessGenome.SPACE.all().size(); it++) {
-      List<HarnessCandidate> next = lib.propose(new ArchiveView(archive), 3, it, false);
+    for (int it = 0; it < 400 && all.size() < ChessGenome.SPACE.all().size(); it++) {
+      List<HarnessCandidate> next = lib.propose(new ArchiveView(archive), 3, it, false, true);
       if (next.isEmpty()) {
         break;
       }
@@ -204,6 +204,32 @@ class ChessTemplatesTest {
       }
     }
     assertEquals(ChessGenome.SPACE.all().size(), all.size());
+  }
+
+  /**
+   * harness.chatForm lets the search write the chat form: the same prompt, position and cue, as the
+   * user's message through the model's chat template; without it no proposal is in that form.
+   */
+  @Test
+  void chatFormAsksThroughTheChatTemplateOnlyWithChatForm() throws Exception {
+    ChessTemplates lib = new ChessTemplates();
+    ChessGenome h0 = ChessGenome.initial();
+    ArchiveView archive = new ArchiveView(List.of(ArchiveEntry.scored("h0", ChessTemplates.render(h0),
+        new TraceStats(16, 0.1, 1, 0, 0, 0, 0, 5))));
+    assertEquals(lib.propose(archive, 3, 5L, false), lib.propose(archive, 3, 5L, false, false));
+    for (HarnessCandidate c : lib.propose(archive, 20, 5L, false)) {
+      assertEquals(whale.harness.HarnessGenome.Form.COMPLETION, ChessGenome.SPACE.fromSource(c.source()).form());
+    }
+    HarnessCandidate chat = lib.propose(archive, 20, 5L, false, true).stream()
+        .filter(c -> ChessGenome.SPACE.fromSource(c.source()).form() == whale.harness.HarnessGenome.Form.CHAT)
+        .findFirst().orElseThrow();
+    assertTrue(chat.name().endsWith("-chat") && chat.source().contains(";form=CHAT"), chat.name());
+    EpisodeResult r = new EpisodeRunner(new PieceReader(), TASK, config())
+        .run(COMPILER.compile(chat.source()), TASK.split(Split.HARNESS).subList(0, 1), 1, 5).get(0);
+    assertEquals(whale.harness.EpisodeStatus.COMPLETED, r.status(), r.error());
+    assertNotNull(r.modelCalls().get(0).chat(), "a chat call");
+    assertTrue(r.modelCalls().get(0).prompt().startsWith("Q: FEN: ")
+        && r.modelCalls().get(0).prompt().endsWith("\nMove:\nA: "), r.modelCalls().get(0).prompt());
   }
 
   @Test
