@@ -24,7 +24,8 @@ final class Episodes {
         .withTurnBudget(s.turnBudget())
         .withModelLimits(model.limits())
         .withEpisodeTimeout(Duration.ofSeconds(s.timeoutSeconds()))
-        .withSampling(new SamplingParams(s.temperature(), s.topK()));
+        .withSampling(new SamplingParams(s.temperature(), s.topK()))
+        .withMaxTemperature(s.maxTemperature() == null ? s.temperature() : s.maxTemperature());
     List<EpisodeResult> results = executor.run(model, task, harnessSource, problems, samples, seed,
         config, line -> ActivityHeartbeat.progress(what + ": " + line));
     for (EpisodeResult r : results) {

@@ -58,40 +58,59 @@ public final class EpisodeRunner {
    * @param maxTraceChars tool input/output is cut to this length in the trace
    * @param maxConcurrentEpisodes live episodes (threads) at once; also the largest batch
    * @param sampling sampling of every model call
+   * @param maxTemperature the highest temperature a chat turn may ask for (ChatOptions.temperature;
+   *     higher is lowered to it); NaN: the sampling temperature
    */
   public record Config(int turnBudget, Duration episodeTimeout, int maxAnswerChars, int maxNoteChars,
       int maxNotes, int maxToolCalls, int maxPromptChars, int maxNewTokensCap, int maxTraceChars,
-      int maxConcurrentEpisodes, SamplingParams sampling) {
+      int maxConcurrentEpisodes, SamplingParams sampling, double maxTemperature) {
+
+    public Config(int turnBudget, Duration episodeTimeout, int maxAnswerChars, int maxNoteChars,
+        int maxNotes, int maxToolCalls, int maxPromptChars, int maxNewTokensCap, int maxTraceChars,
+        int maxConcurrentEpisodes, SamplingParams sampling) {
+      this(turnBudget, episodeTimeout, maxAnswerChars, maxNoteChars, maxNotes, maxToolCalls,
+          maxPromptChars, maxNewTokensCap, maxTraceChars, maxConcurrentEpisodes, sampling, Double.NaN);
+    }
 
     public static Config defaults() {
       return new Config(16, Duration.ofSeconds(10), 256, 1000, 64, 256, 4096, 64, 2000, 1024,
           SamplingParams.ROLLOUT);
     }
 
+    /** The bound a chat turn's own temperature is lowered to. */
+    public double temperatureBound() {
+      return Double.isNaN(maxTemperature) ? sampling.temperature() : maxTemperature;
+    }
+
+    public Config withMaxTemperature(double v) {
+      return new Config(turnBudget, episodeTimeout, maxAnswerChars, maxNoteChars, maxNotes, maxToolCalls,
+          maxPromptChars, maxNewTokensCap, maxTraceChars, maxConcurrentEpisodes, sampling, v);
+    }
+
     public Config withTurnBudget(int v) {
       return new Config(v, episodeTimeout, maxAnswerChars, maxNoteChars, maxNotes, maxToolCalls,
-          maxPromptChars, maxNewTokensCap, maxTraceChars, maxConcurrentEpisodes, sampling);
+          maxPromptChars, maxNewTokensCap, maxTraceChars, maxConcurrentEpisodes, sampling, maxTemperature);
     }
 
     public Config withEpisodeTimeout(Duration v) {
       return new Config(turnBudget, v, maxAnswerChars, maxNoteChars, maxNotes, maxToolCalls,
-          maxPromptChars, maxNewTokensCap, maxTraceChars, maxConcurrentEpisodes, sampling);
+          maxPromptChars, maxNewTokensCap, maxTraceChars, maxConcurrentEpisodes, sampling, maxTemperature);
     }
 
     public Config withMaxConcurrentEpisodes(int v) {
       return new Config(turnBudget, episodeTimeout, maxAnswerChars, maxNoteChars, maxNotes, maxToolCalls,
-          maxPromptChars, maxNewTokensCap, maxTraceChars, v, sampling);
+          maxPromptChars, maxNewTokensCap, maxTraceChars, v, sampling, maxTemperature);
     }
 
     /** The prompt and new-token caps of the model the episodes call. */
     public Config withModelLimits(whale.model.ModelLimits v) {
       return new Config(turnBudget, episodeTimeout, maxAnswerChars, maxNoteChars, maxNotes, maxToolCalls,
-          v.maxPromptChars(), v.maxNewTokens(), maxTraceChars, maxConcurrentEpisodes, sampling);
+          v.maxPromptChars(), v.maxNewTokens(), maxTraceChars, maxConcurrentEpisodes, sampling, maxTemperature);
     }
 
     public Config withSampling(SamplingParams v) {
       return new Config(turnBudget, episodeTimeout, maxAnswerChars, maxNoteChars, maxNotes, maxToolCalls,
-          maxPromptChars, maxNewTokensCap, maxTraceChars, maxConcurrentEpisodes, v);
+          maxPromptChars, maxNewTokensCap, maxTraceChars, maxConcurrentEpisodes, v, maxTemperature);
     }
   }
 
@@ -462,7 +481,7 @@ public final class EpisodeRunner {
 
     @Override
     public String generate(String prompt, int maxNewTokens) {
-      return call(prompt, maxNewTokens, null, List.of());
+      return call(prompt, maxNewTokens, null, List.of(), null);
     }
 
     @Override
@@ -478,7 +497,7 @@ public final class EpisodeRunner {
       } catch (ChatTemplate.ChatTemplateException e) {
         throw new IllegalArgumentException(e.getMessage());
       }
-      return ToolCalls.parse(call(prompt, o.maxNewTokens(), asked, o.stop()));
+      return ToolCalls.parse(call(prompt, o.maxNewTokens(), asked, o.stop(), o.temperature()));
     }
 
     @Override
@@ -487,7 +506,8 @@ public final class EpisodeRunner {
     }
 
     /** One model call (a chat turn when {@code chat} is set); its text cut after the first stop string. */
-    private String call(String prompt, int maxNewTokens, ChatCall chat, List<String> stop) {
+    private String call(String prompt, int maxNewTokens, ChatCall chat, List<String> stop,
+        Double temperature) {
       run.lock.lock();
       try {
         checkAlive();
@@ -505,7 +525,8 @@ public final class EpisodeRunner {
         int callIndex = modelCalls.size();
         int max = Math.max(1, Math.min(maxNewTokens, config.maxNewTokensCap()));
         long seed = EpisodeSeeds.requestSeed(run.runSeed, problem.id(), sample, callIndex);
-        pending = new GenerationRequest(prompt, seed, max, chat != null);
+        pending = new GenerationRequest(prompt, seed, max, chat != null,
+            temperature == null ? null : Math.min(temperature, config.temperatureBound()));
         harnessNanos += System.nanoTime() - runningSince;
         state = State.WAITING;
         run.running--;

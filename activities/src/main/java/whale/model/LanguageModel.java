@@ -136,6 +136,10 @@ public final class LanguageModel implements Generator, AutoCloseable {
   @Override
   public synchronized List<Completion> generate(
       List<GenerationRequest> requests, SamplingParams params) {
+    return Generator.byTemperature(requests, params, this::generateAt); // a chat turn's own temperature
+  }
+
+  private List<Completion> generateAt(List<GenerationRequest> requests, SamplingParams params) {
     if (params.temperature() < 0 || params.topK() < 0 || Double.isNaN(params.temperature())) {
       throw new IllegalArgumentException("bad sampling params: " + params);
     }

@@ -19,7 +19,8 @@ public final class HarnessApi {
         String tool(String name, String input), int turnsUsed(), int turnBudget(), void note(String).
         Every generate or chat call is one turn; at most turnBudget() per episode.
       whale.chat: Message.system/user/assistant(content[, List<FunctionCall>])/tool(name, content);
-        ChatOptions.of(maxNewTokens).withTools(List<ToolSchema>).withStop(List<String>);
+        ChatOptions.of(maxNewTokens).withTools(List<ToolSchema>).withStop(List<String>)
+          .withTemperature(t) (this turn's sampling temperature, 0 greedy; at most the spec's bound);
         AssistantTurn: text(), content() (outside tool calls), toolCalls() (FunctionCall: name(),
         arguments()), errors() (malformed calls), message() (the turn as the next assistant message).
       whale.harness.ChatHarness: extend it and override systemPrompt(), userPrompt(Problem), and

@@ -37,8 +37,12 @@ final class GrpcGenerator implements Generator {
         .setParams(whale.proto.model.v1.SamplingParams.newBuilder().setTemperature(params.temperature())
             .setTopK(params.topK()));
     for (GenerationRequest r : requests) {
-      b.addPrompts(Prompt.newBuilder().setText(r.prompt()).setSeed(r.seed()).setMaxNewTokens(r.maxNewTokens())
-          .setChat(r.chat()));
+      Prompt.Builder p = Prompt.newBuilder().setText(r.prompt()).setSeed(r.seed())
+          .setMaxNewTokens(r.maxNewTokens()).setChat(r.chat());
+      if (r.temperature() != null) {
+        p.setTemperature(r.temperature());
+      }
+      b.addPrompts(p);
     }
     GenerateResponse resp = stub.generate(b.build());
     List<Completion> out = new ArrayList<>(resp.getCompletionsCount());

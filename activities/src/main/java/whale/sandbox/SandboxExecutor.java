@@ -305,7 +305,7 @@ public final class SandboxExecutor implements EpisodeExecutor {
     EpisodeReply[] replies = new EpisodeReply[expected];
     SandboxProcess sb = pool.acquire();
     SandboxHost.Shard shard = host.open(shardId, group, task, (long) expected * Math.max(1, config.turnBudget()),
-        config.maxPromptChars(), config.maxNewTokensCap());
+        config.maxPromptChars(), config.maxNewTokensCap(), config.temperatureBound());
     group.shardStarted();
     String failure = null;
     EpisodeStatus failStatus = EpisodeStatus.ERROR;

@@ -45,14 +45,17 @@ public final class SandboxHost implements AutoCloseable {
     // the model's caps (whale.model.ModelLimits), enforced here too: the sandbox is not trusted
     final int maxPromptChars;
     final int maxNewTokens;
+    // the spec's bound on a chat turn's own temperature (EpisodeRunner.Config#temperatureBound)
+    final double maxTemperature;
     final AtomicLong prompts = new AtomicLong();
     final AtomicInteger inFlight = new AtomicInteger();
     volatile long lastActivityNanos = System.nanoTime();
     volatile String violation;
 
     Shard(String id, BatchGroup group, Task task, long maxPrompts, int maxPromptChars,
-        int maxNewTokens) {
+        int maxNewTokens, double maxTemperature) {
       this.id = id;
+      this.maxTemperature = maxTemperature;
       this.group = group;
       this.task = task;
       this.maxPrompts = maxPrompts;
@@ -80,8 +83,8 @@ public final class SandboxHost implements AutoCloseable {
   }
 
   Shard open(String id, BatchGroup group, Task task, long maxPrompts, int maxPromptChars,
-      int maxNewTokens) {
-    Shard s = new Shard(id, group, task, maxPrompts, maxPromptChars, maxNewTokens);
+      int maxNewTokens, double maxTemperature) {
+    Shard s = new Shard(id, group, task, maxPrompts, maxPromptChars, maxNewTokens, maxTemperature);
     shards.put(id, s);
     return s;
   }
@@ -116,8 +119,16 @@ public final class SandboxHost implements AutoCloseable {
           return;
         }
         int max = p.getMaxNewTokens() > 0 ? p.getMaxNewTokens() : req.getParams().getMaxNewTokens();
+        Double temperature = null;
+        if (p.hasTemperature()) {
+          if (!(p.getTemperature() >= 0 && p.getTemperature() < Double.POSITIVE_INFINITY)) {
+            obs.onError(Status.INVALID_ARGUMENT.withDescription("bad temperature").asRuntimeException());
+            return;
+          }
+          temperature = Math.min(p.getTemperature(), s.maxTemperature);
+        }
         reqs.add(new GenerationRequest(p.getText(), p.getSeed(), Math.max(1, Math.min(max, s.maxNewTokens)),
-            p.getChat()));
+            p.getChat(), temperature));
       }
       s.inFlight.incrementAndGet();
       List<Completion> out;

@@ -103,6 +103,54 @@ class ChatEpisodeTest {
     assertTrue(local.seen.stream().allMatch(GenerationRequest::chat));
   }
 
+  /**
+   * A chat turn's own temperature reaches the model, lowered to the spec's bound, the same in
+   * process and through the sandbox (where the worker, not the untrusted sandbox, applies the bound);
+   * a generate call and a turn without one sample at the run's temperature.
+   */
+  @Test
+  void aTurnsOwnTemperatureReachesTheModelWithinTheBound() {
+    String source = """
+        import whale.harness.*;
+        import whale.chat.*;
+        import whale.task.Problem;
+        import java.util.*;
+
+        public class Temperatures implements Harness {
+          public HarnessResult solve(Problem p, HarnessContext ctx) {
+            ctx.generate("Q: " + p.question() + "\\nA:", 4);
+            ctx.chat(List.of(Message.user("a")), ChatOptions.of(8));
+            ctx.chat(List.of(Message.user("b")), ChatOptions.of(8).withTemperature(0));
+            ctx.chat(List.of(Message.user("c")), ChatOptions.of(8).withTemperature(5.0));
+            return HarnessResult.of("1");
+          }
+        }
+        """;
+    List<TaskProblem> problems = TASK.split(Split.HARNESS).subList(0, 2);
+    EpisodeRunner.Config config = EpisodeRunner.Config.defaults().withEpisodeTimeout(Duration.ofSeconds(5))
+        .withSampling(new SamplingParams(0.7, 20)).withMaxTemperature(1.5);
+    java.util.function.Supplier<ToolUser> model = ToolUser::new;
+    ToolUser local = model.get();
+    new InProcessExecutor(new HarnessCompiler()).run(local, TASK, source, problems, 1, 5, config, l -> { });
+    ToolUser remote = model.get();
+    try (SandboxExecutor sandbox = new SandboxExecutor(SandboxPool.forThisJvm(1, 256), new SandboxHost(), 20, 3000)) {
+      sandbox.run(remote, TASK, source, problems, 1, 5, config, l -> { });
+    }
+    for (ToolUser u : List.of(local, remote)) {
+      java.util.Map<String, java.util.Set<Double>> byPrompt = new java.util.TreeMap<>();
+      for (GenerationRequest r : u.seen) {
+        String key = r.chat() ? r.prompt() : "generate";
+        byPrompt.computeIfAbsent(key, k -> new java.util.HashSet<>()).add(r.temperature());
+      }
+      java.util.Map<String, java.util.Set<Double>> want = new java.util.TreeMap<>();
+      want.put("generate", new java.util.HashSet<>(java.util.Collections.singleton(null)));
+      want.put("Q: a\nA: ", new java.util.HashSet<>(java.util.Collections.singleton(null)));
+      want.put("Q: b\nA: ", java.util.Set.of(0.0));
+      want.put("Q: c\nA: ", java.util.Set.of(1.5));
+      assertEquals(want, byPrompt, u == local ? "in process" : "in the sandbox");
+    }
+  }
+
   static TaskProblem problemOf(EpisodeResult r, List<TaskProblem> problems) {
     return problems.stream().filter(p -> p.id().equals(r.problemId())).findFirst().orElseThrow();
   }

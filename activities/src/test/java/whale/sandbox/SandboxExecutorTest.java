@@ -188,7 +188,7 @@ class SandboxExecutorTest {
     try (SandboxHost host = new SandboxHost();
         BatchGroup group = new BatchGroup(new Scripted(), SamplingParams.ROLLOUT, 20, "tools")) {
       SandboxHost.Shard shard = host.open("s1", group, task, 16, whale.model.ModelLimits.BUILTIN.maxPromptChars(),
-          whale.model.ModelLimits.BUILTIN.maxNewTokens());
+          whale.model.ModelLimits.BUILTIN.maxNewTokens(), 1.0);
       io.grpc.ManagedChannel ch = io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder.forTarget(host.address())
           .usePlaintext().maxInboundMessageSize(SandboxMain.MAX_MESSAGE).build();
       try {

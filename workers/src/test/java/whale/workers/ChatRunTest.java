@@ -62,7 +62,7 @@ class ChatRunTest {
         {
           "name": "math-chat-test",
           "seed": 7,
-          "data": { "seed": 1234, "weightProblems": 32, "harnessProblems": 32, "testProblems": 8 },
+          "data": { "seed": 1234, "weightProblems": 32, "harnessProblems": 64, "testProblems": 8 },
           "model": { "contextLength": 192, "pretrainSteps": %d, "pretrainBatch": 64,
                      "pretrainLearningRate": 0.008, "pretrainDocuments": 20000,
                      "pretrainCorpus": "chat" },
@@ -74,7 +74,7 @@ class ChatRunTest {
                        "command": ["sh", "-c", "cp '%s' \\"$WHALE_CANDIDATES_DIR\\"/"] },
           "eval": { "k": 4, "everyEpochs": 0 }
         }
-        """.formatted(Integer.getInteger("chat.pretrain", 500), MATH_CALC));
+        """.formatted(Integer.getInteger("chat.pretrain", 600), MATH_CALC));
     WhaleWorkflow wf = client.newWorkflowStub(WhaleWorkflow.class, WorkflowOptions.newBuilder()
         .setTaskQueue(WhaleWorkflow.TASK_QUEUE).setWorkflowId("math-chat")
         .setWorkflowExecutionTimeout(Duration.ofMinutes(20)).build());

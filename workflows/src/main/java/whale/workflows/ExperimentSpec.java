@@ -349,7 +349,9 @@ public record ExperimentSpec(
    * @param command command: the program and its arguments
    * @param commandTimeoutSeconds command: killed after this long
    * @param chatForm template: also propose harnesses that ask through the model's chat template
-   *     (the math task's FORM axis); for instruction-tuned Hugging Face models. Default false
+   *     (each task's FORM axis); for instruction-tuned Hugging Face models. Default false
+   * @param maxTemperature the highest sampling temperature a harness's chat turn may ask for
+   *     ({@code ChatOptions.withTemperature}; higher is lowered to it); absent: rsft.temperature
    */
   public record HarnessSpec(
       String proposer,
@@ -362,6 +364,8 @@ public record ExperimentSpec(
       List<String> command,
       Integer commandTimeoutSeconds,
       Boolean chatForm,
+      // absent unless set, so a spec's JSON (and what derives from it) is unchanged without it
+      @JsonInclude(JsonInclude.Include.NON_NULL) Double maxTemperature,
       @JsonAnySetter @JsonInclude(JsonInclude.Include.NON_EMPTY) Map<String, Object> unknown) {
     public HarnessSpec {
       proposer = proposer == null ? "template" : proposer;
@@ -381,11 +385,11 @@ public record ExperimentSpec(
     public HarnessSpec(String proposer, Integer candidatesPerIteration, Integer turnBudget,
         Integer episodeTimeoutSeconds, Map<String, Object> unknown) {
       this(proposer, candidatesPerIteration, turnBudget, episodeTimeoutSeconds, null, null, null, null, null,
-          null, unknown);
+          null, null, unknown);
     }
 
     public static HarnessSpec defaults() {
-      return new HarnessSpec(null, null, null, null, null, null, null, null, null, null, null);
+      return new HarnessSpec(null, null, null, null, null, null, null, null, null, null, null, null);
     }
   }
 

@@ -213,6 +213,9 @@ public final class SpecValidator {
     range("harness.candidatesPerIteration", h.candidatesPerIteration(), 1, 64);
     range("harness.turnBudget", h.turnBudget(), 1, 16);
     range("harness.episodeTimeoutSeconds", h.episodeTimeoutSeconds(), 1, 3600);
+    if (h.maxTemperature() != null) {
+      range("harness.maxTemperature", h.maxTemperature(), 0, 10);
+    }
     if ("openai".equals(h.proposer())) {
       if (!h.openaiBaseUrl().startsWith("http://") && !h.openaiBaseUrl().startsWith("https://")) {
         problems.add("harness.openaiBaseUrl: the openai proposer needs an http(s) base URL, got '"

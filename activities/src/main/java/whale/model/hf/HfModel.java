@@ -162,7 +162,8 @@ public final class HfModel implements Generator, AutoCloseable {
 
   @Override
   public List<Completion> generate(List<GenerationRequest> requests, SamplingParams params) {
-    return generate(requests, Sampling.of(params));
+    // the sampler draws a batch at one temperature: a chat turn's own temperature is its own batch
+    return Generator.byTemperature(requests, params, (rows, p) -> generate(rows, Sampling.of(p)));
   }
 
   /** Completions in request order; the same request and seed give the same completion in any batch. */

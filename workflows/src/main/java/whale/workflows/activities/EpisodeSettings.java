@@ -1,11 +1,24 @@
 package whale.workflows.activities;
 
+import com.fasterxml.jackson.annotation.JsonInclude;
 import whale.workflows.ExperimentSpec;
 
-/** How an episode samples and what bounds it: the same in training, harness scoring and test. */
-public record EpisodeSettings(double temperature, int topK, int turnBudget, int timeoutSeconds) {
+/**
+ * How an episode samples and what bounds it: the same in training, harness scoring and test.
+ *
+ * @param maxTemperature the highest temperature a chat turn may ask for ({@code
+ *     harness.maxTemperature}); null: {@code temperature} (absent from the JSON then, so activity
+ *     inputs and their memo keys stay what they were)
+ */
+public record EpisodeSettings(double temperature, int topK, int turnBudget, int timeoutSeconds,
+    @JsonInclude(JsonInclude.Include.NON_NULL) Double maxTemperature) {
+  public EpisodeSettings(double temperature, int topK, int turnBudget, int timeoutSeconds) {
+    this(temperature, topK, turnBudget, timeoutSeconds, null);
+  }
+
   public static EpisodeSettings of(ExperimentSpec spec) {
     return new EpisodeSettings(spec.rsft().temperature(), spec.rsft().topK(),
-        spec.harness().turnBudget(), spec.harness().episodeTimeoutSeconds());
+        spec.harness().turnBudget(), spec.harness().episodeTimeoutSeconds(),
+        spec.harness().maxTemperature());
   }
 }
