@@ -61,6 +61,16 @@ public record HarnessGenome(PromptFormat format, Decomposition decomposition, in
       };
     }
 
+    /** Why a search would try this form (a proposal's default hypothesis). */
+    public String reason() {
+      return switch (this) {
+        case COMPLETION -> "a plain completion prompt suits a model pretrained on the task's format";
+        case CHAT -> "asking through the model's own chat template suits an instruction-tuned model";
+        case TOOLS -> "offering the task's tools through the chat template lets the model hand a step"
+            + " to a tool and answer from its result";
+      };
+    }
+
     /** The suffix of a genome's short code ("-chat"). */
     public String codeSuffix() {
       return this == COMPLETION ? "" : "-" + name().toLowerCase();

@@ -139,12 +139,7 @@ public final class TemplateProposer implements TemplateLibrary {
       case MAX_NEW_TOKENS -> to.maxNewTokens() < from.maxNewTokens()
           ? "answers are short; a tighter token limit stops rambling"
           : "a longer token limit avoids cutting answers off";
-      case FORM -> switch (to.form()) {
-        case CHAT -> "asking through the model's own chat template suits an instruction-tuned model";
-        case TOOLS -> "offering the task's tools through the chat template lets the model hand a step"
-            + " to a tool (calc) and answer from its result";
-        case COMPLETION -> "a plain completion prompt suits a model pretrained on the task's format";
-      };
+      case FORM -> to.form().reason();
     };
   }
 

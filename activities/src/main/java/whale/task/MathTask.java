@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.Set;
+import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import whale.chat.ChatTemplate;
 import whale.chat.FunctionCall;
@@ -196,11 +197,12 @@ public final class MathTask implements Task {
         Message.tool(CalcTool.NAME, answer), Message.assistant(answer));
   }
 
+  private static final Pattern ONE_STEP = Pattern.compile(
+      "has (\\d+) \\w+\\. \\w+ (?:(doubles)|(buys|finds|gets) (\\d+)|(?:gives|loses|eats) (\\d+))");
+
   /** The calc input of a one-step question of the generator's wording ("12+7"). */
   public static String stepOf(String question) {
-    java.util.regex.Matcher m = Pattern.compile(
-        "has (\\d+) \\w+\\. \\w+ (?:(doubles)|(buys|finds|gets) (\\d+)|(?:gives|loses|eats) (\\d+))")
-        .matcher(question);
+    Matcher m = ONE_STEP.matcher(question);
     if (!m.find()) {
       throw new IllegalArgumentException("not a one-step question: " + question);
     }
@@ -297,7 +299,7 @@ public final class MathTask implements Task {
 
     @Override
     public String apply(String input) {
-      java.util.regex.Matcher m = EXPRESSION.matcher(input == null ? "" : input);
+      Matcher m = EXPRESSION.matcher(input == null ? "" : input);
       if (!m.matches()) {
         return "error: calc takes a+b, a-b or a*b of two integers, got '" + input + "'";
       }

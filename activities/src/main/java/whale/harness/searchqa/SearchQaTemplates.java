@@ -103,9 +103,7 @@ public final class SearchQaTemplates implements TemplateLibrary {
       case MAX_NEW_TOKENS -> to.maxNewTokens() < from.maxNewTokens()
           ? "answers are short; a tighter limit stops rambling"
           : "a longer limit avoids cutting answers off";
-      case FORM -> to.form() == whale.harness.HarnessGenome.Form.CHAT
-          ? "asking through the model's own chat template suits an instruction-tuned model"
-          : "a plain completion prompt suits a model pretrained on the task's format";
+      case FORM -> to.form().reason();
     };
   }
 }

@@ -103,9 +103,7 @@ public final class ChessTemplates implements TemplateLibrary {
       case PARSING -> to.parsing() == ChessGenome.Parsing.FIRST_MOVE
           ? "the first UCI move in the completion ignores text around it"
           : "the whole line is the model's answer as written";
-      case FORM -> to.form() == whale.harness.HarnessGenome.Form.CHAT
-          ? "asking through the model's own chat template suits an instruction-tuned model"
-          : "a plain completion prompt suits a model pretrained on the task's format";
+      case FORM -> to.form().reason();
     };
   }
 
