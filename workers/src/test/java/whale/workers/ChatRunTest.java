@@ -35,6 +35,11 @@ import whale.workflows.WhaleWorkflow;
  * scores the proposed {@code examples/harnesses/MathCalc.java} (a multi-turn agent that calls the
  * task's calc tool) against the completion harness h0 and accepts it, and the next weight phase's
  * RSFT trains on its conversations: the model's tool calls and answers, not the tool's results.
+ *
+ * <p>The base is small (600 pretraining steps, about 3.5 of the test's 4.5 minutes): measured, h0
+ * scores 1 of 64 harness problems and MathCalc 7 of 64, and RSFT accepts 55 conversations. Seeded
+ * training is bit-identical across processes (CrossProcessDeterminismTest), so that spread is 0;
+ * at 800 steps (examples/math-chat.json) MathCalc scores 0.92.
  */
 class ChatRunTest {
   static final Path MATH_CALC = Path.of("../examples/harnesses/MathCalc.java").toAbsolutePath()
