@@ -15,15 +15,21 @@ import whale.task.chess.ChessGenome;
 class GenomeSpaceTest {
   @Test
   void encodesParsesAndEnumeratesEachTasksSpace() {
-    assertEquals(3 * 2 * 3 * 3 * 3 * 3 * 2, HarnessGenome.SPACE.all().size());
-    assertEquals(4 * 3 * 3 * 3 * 2, ChessGenome.SPACE.all().size());
-    assertEquals(3 * 3 * 3 * 3 * 2 * 3 * 2 * 2, SearchQaGenome.SPACE.all().size());
+    // the last factor is FORM: math completion | chat | tools, chess and search QA completion | chat
+    assertEquals(3 * 2 * 3 * 3 * 3 * 3 * 3, HarnessGenome.SPACE.all().size());
+    assertEquals(4 * 3 * 3 * 3 * 2 * 2, ChessGenome.SPACE.all().size());
+    assertEquals(3 * 3 * 3 * 3 * 2 * 3 * 2 * 2 * 2, SearchQaGenome.SPACE.all().size());
     HarnessGenome first = HarnessGenome.SPACE.all().get(0);
     assertEquals("format=QA;decomp=DIRECT;votes=1;retries=0;parse=FIRST_INT;maxNew=4", first.encode());
     assertEquals("format=QA;decomp=DIRECT;votes=1;retries=0;parse=FIRST_INT;maxNew=4;form=CHAT",
         HarnessGenome.SPACE.all().get(1).encode(), "the last axis varies fastest");
+    assertEquals("format=QA;decomp=DIRECT;votes=1;retries=0;parse=FIRST_INT;maxNew=4;form=TOOLS",
+        HarnessGenome.SPACE.all().get(2).encode());
     assertEquals("format=QA;decomp=DIRECT;votes=1;retries=0;parse=FIRST_INT;maxNew=8",
-        HarnessGenome.SPACE.all().get(2).encode(), "an omitted default is left out of the line");
+        HarnessGenome.SPACE.all().get(3).encode(), "an omitted default is left out of the line");
+    for (ChessGenome g : ChessGenome.SPACE.all()) {
+      assertEquals(g, ChessGenome.SPACE.parse(g.encode()));
+    }
     assertEquals(first, HarnessGenome.SPACE.parse(first.encode()));
     for (SearchQaGenome g : SearchQaGenome.SPACE.all()) {
       assertEquals(g, SearchQaGenome.SPACE.parse(g.encode()));
