@@ -72,6 +72,16 @@ public final class TemplateSearch<G extends Genome<G, A>, A extends Enum<A>> {
   private record Option<G, A>(G genome, A axis, double score, String reason) {}
 
   /**
+   * The axes a task's proposal may change: only {@code promptAxis} (the Fast-Slow control's prompt
+   * text), every axis with {@code harness.chatForm}, otherwise all but {@code formAxis}.
+   */
+  public static <A extends Enum<A>> Set<A> allowedAxes(Class<A> axes, A promptAxis, A formAxis,
+      boolean promptOnly, boolean chatForm) {
+    return promptOnly ? java.util.EnumSet.of(promptAxis) : chatForm ? java.util.EnumSet.allOf(axes)
+        : java.util.EnumSet.complementOf(java.util.EnumSet.of(formAxis));
+  }
+
+  /**
    * Up to {@code m} new candidates that change only {@code allowedAxes} (fewer only when every such
    * genome is archived), deterministic for (archive, m, seed, allowedAxes).
    */

@@ -2,7 +2,6 @@ package whale.harness.searchqa;
 
 import static whale.harness.TemplateSearch.percent;
 
-import java.util.EnumSet;
 import java.util.List;
 import java.util.Locale;
 import whale.harness.ArchiveView;
@@ -35,16 +34,15 @@ public final class SearchQaTemplates implements TemplateLibrary {
 
   @Override
   public List<HarnessCandidate> propose(ArchiveView archive, int m, long seed, boolean promptOnly) {
-    // Prompt text is the FORMAT axis: the label literals around documents, question and answer.
-    return SEARCH.propose(archive, m, seed, promptOnly ? EnumSet.of(Axis.FORMAT)
-        : EnumSet.complementOf(EnumSet.of(Axis.FORM)));
+    return propose(archive, m, seed, promptOnly, false);
   }
 
   @Override
   public List<HarnessCandidate> propose(ArchiveView archive, int m, long seed, boolean promptOnly,
       boolean chatForm) {
-    return chatForm && !promptOnly ? SEARCH.propose(archive, m, seed, EnumSet.allOf(Axis.class))
-        : propose(archive, m, seed, promptOnly);
+    // Prompt text is the FORMAT axis: the label literals around documents, question and answer.
+    return SEARCH.propose(archive, m, seed,
+        TemplateSearch.allowedAxes(Axis.class, Axis.FORMAT, Axis.FORM, promptOnly, chatForm));
   }
 
   /** What the parent's traces say about the change {@code g -> n} on {@code axis}. */

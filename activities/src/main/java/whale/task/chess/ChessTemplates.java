@@ -3,7 +3,6 @@ package whale.task.chess;
 import static whale.harness.TemplateSearch.percent;
 
 import java.util.ArrayList;
-import java.util.EnumSet;
 import java.util.List;
 import whale.harness.ArchiveView;
 import whale.harness.GenomeSpace;
@@ -34,16 +33,15 @@ public final class ChessTemplates implements TemplateLibrary {
 
   @Override
   public List<HarnessCandidate> propose(ArchiveView archive, int m, long seed, boolean promptOnly) {
-    // Prompt text is the CUE axis: the string literal after the position.
-    return SEARCH.propose(archive, m, seed, promptOnly ? EnumSet.of(Axis.CUE)
-        : EnumSet.complementOf(EnumSet.of(Axis.FORM)));
+    return propose(archive, m, seed, promptOnly, false);
   }
 
   @Override
   public List<HarnessCandidate> propose(ArchiveView archive, int m, long seed, boolean promptOnly,
       boolean chatForm) {
-    return chatForm && !promptOnly ? SEARCH.propose(archive, m, seed, EnumSet.allOf(Axis.class))
-        : propose(archive, m, seed, promptOnly);
+    // Prompt text is the CUE axis: the string literal after the position.
+    return SEARCH.propose(archive, m, seed,
+        TemplateSearch.allowedAxes(Axis.class, Axis.CUE, Axis.FORM, promptOnly, chatForm));
   }
 
   /** What the parent's traces say about the change {@code g -> n} on {@code axis}. */
