@@ -109,14 +109,13 @@ public final class KvSampler {
       finish(chunk, generated, count, out);
       return;
     }
-    LlamaDecoder.KvCache cache = decoder.newCache(m, n, capacity);
-    NDArray mask = m.create(keyMask, new Shape(n, capacity));
+    LlamaDecoder.KvCache cache = decoder.newCache(m, n, capacity, keyMask);
     int[] live = IntStream.range(0, n).toArray(); // chunk rows still on the device, in device order
     int[] next;
     try (NDScope scope = new NDScope()) {
       NDArray tokens = m.create(flat, new Shape(n, width));
       NDArray pos = m.create(positions, new Shape(n, width));
-      NDArray h = decoder.hidden(tokens, pos, mask.get(new NDIndex(":, 0:{}", width)), cache);
+      NDArray h = decoder.hidden(tokens, pos, null, cache);
       NDArray logits = decoder.logits(h.get(new NDIndex(":, {}", width - 1)));
       next = choose(logits, sampling, uniforms(rng, live));
     }
@@ -139,9 +138,6 @@ public final class KvSampler {
         int[] keep = IntStream.range(0, was.length).filter(i -> !done[was[i]]).toArray();
         NDArray index = m.create(keep);
         cache.keepRows(index);
-        NDArray kept = mask.get(new NDIndex("{}", index));
-        mask.close();
-        mask = kept;
         index.close();
         live = Arrays.stream(keep).map(i -> was[i]).toArray();
       }
@@ -155,8 +151,7 @@ public final class KvSampler {
       try (NDScope scope = new NDScope()) {
         NDArray tokens = m.create(feed, new Shape(live.length, 1));
         NDArray pos = m.create(feedPos, new Shape(live.length, 1));
-        int seen = cache.length() + 1;
-        NDArray h = decoder.hidden(tokens, pos, mask.get(new NDIndex(":, 0:{}", seen)), cache);
+        NDArray h = decoder.hidden(tokens, pos, null, cache);
         next = choose(decoder.logits(h.squeeze(1)), sampling, uniforms(rng, live));
       }
     }
@@ -194,8 +189,11 @@ public final class KvSampler {
    * needs an order.
    */
   static int[] choose(NDArray logits, Sampling s, float[] u) {
-    if (s.temperature() == 0) {
-      return logits.argMax(-1).toType(DataType.INT32, false).toIntArray();
+    if (s.temperature() == 0) { // argmax's int64 ids as they are: no cast on the device
+      long[] ids = logits.argMax(-1).toLongArray();
+      int[] out = new int[ids.length];
+      Arrays.setAll(out, i -> (int) ids[i]);
+      return out;
     }
     NDManager m = logits.getManager();
     long vocab = logits.getShape().get(1);

@@ -10,6 +10,8 @@ import ai.djl.ndarray.types.SparseFormat;
 import ai.djl.nn.Activation;
 import ai.djl.nn.core.Embedding;
 import ai.djl.nn.core.Linear;
+import ai.djl.pytorch.engine.PtNDArray;
+import ai.djl.pytorch.jni.JniUtils;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.Collections;
@@ -36,6 +38,10 @@ import whale.model.Scalars;
  * <p>Every operation takes an activation as its first operand, so results belong to the caller's
  * per-call manager rather than to the weights' long-lived one (as in TinyGpt).
  *
+ * <p>At small sizes a decode step costs what its native calls cost, not what they compute, so the
+ * code counts them: constants (RoPE's rotation, eps, the score scale) are tensors made once, keys are
+ * cached transposed, and the cache is sliced and written with one JNI call each (see {@link #slice}).
+ *
  * <p>A float16 base ({@link #load(Path, NDManager, DataType)}) holds its matrices (embeddings,
  * projections, lm_head: all but 0.6% of the fixtures' parameters, far less of a real model's) in
  * float16; norms, biases, LoRA adapters and the residual stream stay float32. See {@link #matmulT}
@@ -55,6 +61,14 @@ public final class LlamaDecoder {
   /** cos and sin of every position's rotary angles, [max_position_embeddings, head_dim] each. */
   private final NDArray ropeCos;
   private final NDArray ropeSin;
+  /**
+   * rotate_half as a [head_dim, head_dim] linear weight of 0 and +-1: x W^T = [-x2, x1], one native
+   * call instead of two slices, a negation and a concat, and exact (each output is one +-x plus zeros).
+   */
+  private final NDArray rotateHalf;
+  /** rms_norm_eps and 1/sqrt(head_dim) as tensors made once, not once per use. */
+  private final NDArray eps;
+  private final NDArray scoreScale;
 
   /** A LoRA adapter on one projection: W x + scale * B (A x). A is [r, in], B is [out, r]. */
   public record Lora(NDArray a, NDArray b, float scale) {}
@@ -81,6 +95,16 @@ public final class LlamaDecoder {
       ropeCos.attach(manager);
       ropeSin.attach(manager);
     }
+    int hd = config.headDim();
+    int half = hd / 2;
+    float[] rot = new float[hd * hd]; // [out, in]
+    for (int j = 0; j < half; j++) {
+      rot[j * hd + j + half] = -1; // out j = -x[j + half]
+      rot[(j + half) * hd + j] = 1; // out j + half = x[j]
+    }
+    rotateHalf = manager.create(rot, new Shape(hd, hd));
+    eps = manager.create((float) config.rmsNormEps());
+    scoreScale = manager.create((float) (1.0 / Math.sqrt(hd)));
   }
 
   /**
@@ -212,30 +236,37 @@ public final class LlamaDecoder {
     adapters.put(module, lora);
   }
 
-  /** Space for keys and values of {@code rows} sequences up to {@code capacity} positions. */
-  public KvCache newCache(NDManager manager, int rows, int capacity) {
-    return new KvCache(manager, config, rows, capacity);
+  /**
+   * Space for keys and values of {@code rows} sequences up to {@code capacity} positions;
+   * {@code keyMask} [rows * capacity] marks each column 1 (a real token) or 0 (padding, never seen).
+   */
+  public KvCache newCache(NDManager manager, int rows, int capacity, int[] keyMask) {
+    return new KvCache(manager, config, rows, capacity, keyMask);
   }
 
   /**
    * The final hidden states of {@code tokens} [B,T] (int) at {@code positions} [B,T] (their RoPE
-   * positions), each seeing the keys allowed by {@code keyMask} [B,S] (1 for a real token, 0 for
-   * padding; S = what the cache held before plus T) and, causally, only earlier columns. With a
-   * cache, the new keys and values are written at its current length, which then grows by T; without
-   * one (training), S = T.
+   * positions), each seeing, causally, only earlier columns and none marked as padding. Without a
+   * cache (training) {@code keyMask} [B,T] (1 for a real token, 0 for padding; null: all real) marks
+   * the padding. With one, the cache's own key mask does (keyMask must be null), the new keys and
+   * values are written at its current length, which then grows by T, and each token sees every
+   * earlier column of the cache.
    */
   public NDArray hidden(NDArray tokens, NDArray positions, NDArray keyMask, KvCache cache) {
+    if (cache != null && keyMask != null) {
+      throw new IllegalArgumentException("with a cache, its own key mask applies: pass no keyMask");
+    }
     long b = tokens.getShape().get(0);
     int t = (int) tokens.getShape().get(1);
     int past = cache == null ? 0 : cache.length;
     NDManager m = tokens.getManager();
-    NDArray x = Embedding.embedding(tokens, weights.get("model.embed_tokens.weight"),
-        SparseFormat.DENSE).singletonOrThrow();
-    if (x.getDataType() != DataType.FLOAT32) {
+    NDArray table = weights.get("model.embed_tokens.weight");
+    NDArray x = Embedding.embedding(tokens, table, SparseFormat.DENSE).singletonOrThrow();
+    if (table.getDataType() != DataType.FLOAT32) {
       x = x.toType(DataType.FLOAT32, false); // only the looked-up rows of a float16 table
     }
-    NDArray[] rope = rope(positions);
-    NDArray mask = attentionMask(m, keyMask, past, t);
+    NDArray[] rope = rope(positions.reshape(b, t, 1));
+    NDArray mask = attentionMask(m, keyMask, cache, past, t);
     for (int i = 0; i < config.layers(); i++) {
       String p = "model.layers." + i + ".";
       NDArray h = rmsNorm(x, weights.get(p + "input_layernorm.weight"));
@@ -292,27 +323,25 @@ public final class LlamaDecoder {
       q = rmsNorm(q, weights.get(p + "q_norm.weight"));
       k = rmsNorm(k, weights.get(p + "k_norm.weight"));
     }
-    q = applyRope(q.transpose(0, 2, 1, 3), rope); // [B,H,T,hd]
-    k = applyRope(k.transpose(0, 2, 1, 3), rope); // [B,kvH,T,hd]
-    v = v.transpose(0, 2, 1, 3);
+    q = applyRope(q, rope); // [B,T,H,hd]
+    k = applyRope(k, rope).transpose(0, 2, 3, 1); // [B,kvH,hd,T]: keys transposed, ready for q k^T
+    v = v.transpose(0, 2, 1, 3); // [B,kvH,T,hd]
     if (cache != null) {
-      NDIndex at = new NDIndex(":, :, {}:{}", past, past + t);
-      cache.keys[layer].set(at, k);
-      cache.values[layer].set(at, v);
-      NDIndex seen = new NDIndex(":, :, 0:{}", past + t);
-      k = cache.keys[layer].get(seen);
-      v = cache.values[layer].get(seen);
+      int s = past + t;
+      write(cache.keys[layer], 3, past, s, k);
+      write(cache.values[layer], 2, past, s, v);
+      k = slice(cache.keys[layer], 3, 0, s);
+      v = slice(cache.values[layer], 2, 0, s);
     }
-    long s = k.getShape().get(2);
     // Grouped-query attention without copying K and V: query heads g*group .. g*group+group-1 share
-    // KV head g (transformers' repeat_kv), so fold each group's heads into the row axis.
-    NDArray scores = q.reshape(b, kvh, (long) group * t, hd)
-        .matMul(k.transpose(0, 1, 3, 2))
-        .mul(Scalars.of(q, 1.0 / Math.sqrt(hd)))
-        .reshape(b, h, t, s)
-        .add(mask);
-    NDArray y = scores.softmax(-1).reshape(b, kvh, (long) group * t, s).matMul(v); // [B,kvH,gT,hd]
-    y = y.reshape(b, h, t, hd).transpose(0, 2, 1, 3).reshape(b, t, (long) h * hd);
+    // KV head g (transformers' repeat_kv), so fold each group's heads into the row axis: [B,kvH,gT,hd]
+    // (the mask's rows are tiled to match). One new token: [B,1,H,hd] already is that layout.
+    q = t == 1 ? q.reshape(b, kvh, group, hd)
+        : q.transpose(0, 2, 1, 3).reshape(b, kvh, (long) group * t, hd);
+    NDArray scores = matmul(q, k).mul(scoreScale).add(mask);
+    NDArray y = matmul(scores.softmax(-1), v); // [B,kvH,gT,hd]
+    y = t == 1 ? y.reshape(b, 1, (long) h * hd)
+        : y.reshape(b, h, t, hd).transpose(0, 2, 1, 3).reshape(b, t, (long) h * hd);
     return project(y, p + "o_proj");
   }
 
@@ -339,37 +368,40 @@ public final class LlamaDecoder {
 
   /** RMSNorm over the last axis: x * rsqrt(mean(x^2) + eps) * weight. */
   private NDArray rmsNorm(NDArray x, NDArray weight) {
-    NDArray meanSq = x.square().mean(new int[] {-1}, true);
-    NDArray rms = meanSq.add(Scalars.of(meanSq, config.rmsNormEps())).sqrt();
+    NDArray rms = x.square().mean(new int[] {-1}, true).add(eps).sqrt();
     return x.div(rms).mul(weight);
   }
 
-  /** cos and sin [B,1,T,hd] of positions [B,T], from the table. */
+  /** cos and sin [B,T,1,hd] of positions [B,T,1], from the table (they broadcast over heads). */
   private NDArray[] rope(NDArray positions) {
     return new NDArray[] {
-      Embedding.embedding(positions, ropeCos, SparseFormat.DENSE).singletonOrThrow().expandDims(1),
-      Embedding.embedding(positions, ropeSin, SparseFormat.DENSE).singletonOrThrow().expandDims(1)
+      Embedding.embedding(positions, ropeCos, SparseFormat.DENSE).singletonOrThrow(),
+      Embedding.embedding(positions, ropeSin, SparseFormat.DENSE).singletonOrThrow()
     };
   }
 
-  /** x * cos + rotate_half(x) * sin, rotate_half(x) = [-x2, x1] for halves x1, x2 of each head. */
+  /** x * cos + rotate_half(x) * sin for x [B,T,heads,hd]; rotate_half(x) = [-x2, x1]. */
   private NDArray applyRope(NDArray x, NDArray[] rope) {
-    int half = config.headDim() / 2;
-    NDArray x1 = x.get(new NDIndex("..., 0:{}", half));
-    NDArray x2 = x.get(new NDIndex("..., {}:", half));
-    NDArray rotated = x2.neg().concat(x1, -1);
+    NDArray rotated = Linear.linear(x, rotateHalf).singletonOrThrow();
     return x.mul(rope[0]).add(rotated.mul(rope[1]));
   }
 
   /**
-   * [B,1,T,S] additive mask: query t (cache column past + t) sees key columns up to its own, and
-   * none that {@code keyMask} marks as padding.
+   * The additive mask for scores [B,kvH,group*T,S]: query t (cache column past + t) sees key columns
+   * up to its own, and none marked as padding (by {@code keyMask}, or by the cache's key mask). One
+   * new token sees every earlier column: the padding alone, [B,1,1,S], broadcast over every row.
    */
-  private static NDArray attentionMask(NDManager m, NDArray keyMask, int past, int t) {
+  private NDArray attentionMask(NDManager m, NDArray keyMask, KvCache cache, int past, int t) {
     int s = past + t;
-    if (t == 1 && keyMask != null) { // one new token sees every earlier column: padding only
-      NDArray pad = keyMask.toType(DataType.FLOAT32, false).sub(1f).mul(-MASKED);
-      return pad.reshape(keyMask.getShape().get(0), 1, 1, s);
+    NDArray pad = null; // [B,1,1,S], 0 or MASKED
+    if (cache != null) {
+      pad = slice(cache.padding, 3, 0, s);
+    } else if (keyMask != null) {
+      pad = keyMask.toType(DataType.FLOAT32, false).sub(1f).mul(-MASKED)
+          .reshape(keyMask.getShape().get(0), 1, 1, s);
+    }
+    if (t == 1 && pad != null) {
+      return pad;
     }
     float[] causal = new float[t * s];
     for (int i = 0; i < t; i++) {
@@ -378,27 +410,65 @@ public final class LlamaDecoder {
       }
     }
     NDArray mask = m.create(causal, new Shape(1, 1, t, s));
-    if (keyMask != null) {
-      NDArray pad = keyMask.toType(DataType.FLOAT32, false).sub(1f).mul(-MASKED); // 0 or MASKED
-      mask = mask.add(pad.reshape(keyMask.getShape().get(0), 1, 1, s));
+    if (pad != null) {
+      mask = mask.add(pad);
     }
-    return mask;
+    int group = config.heads() / config.kvHeads();
+    return group == 1 ? mask : mask.tile(new long[] {1, 1, group, 1}); // rows g*T + t
   }
 
-  /** Keys and values of earlier positions, one preallocated [B,kvH,capacity,hd] pair per layer. */
+  /**
+   * a[..., from:to, ...] along {@code axis}, a view, in one JNI call (DJL's get(NDIndex) makes
+   * five or six: an index object, one call per axis, the get, the delete).
+   */
+  private static NDArray slice(NDArray a, int axis, long from, long to) {
+    return JniUtils.slice((PtNDArray) a, axis, from, to, 1);
+  }
+
+  /** Writes {@code value} into {@code a} at [from, to) along {@code axis}, in place, in one call. */
+  private static void write(NDArray a, int axis, long from, long to, NDArray value) {
+    long[] shape = a.getShape().getShape();
+    long[] min = new long[shape.length];
+    long[] max = shape.clone();
+    long[] step = new long[shape.length];
+    java.util.Arrays.fill(step, 1);
+    min[axis] = from;
+    max[axis] = to;
+    JniUtils.indexSet((PtNDArray) a, (PtNDArray) value, min, max, step);
+  }
+
+  /** a b for 4-d activations, without DJL's matMul shape checks (a JNI call per operand). */
+  private static NDArray matmul(NDArray a, NDArray b) {
+    return JniUtils.matmul((PtNDArray) a, (PtNDArray) b);
+  }
+
+  /**
+   * Keys and values of earlier positions, one preallocated pair per layer: keys [B,kvH,hd,capacity]
+   * (transposed: q k^T needs no transpose per step), values [B,kvH,capacity,hd]; and which columns
+   * are padding, as an additive [B,1,1,capacity] mask (0 or MASKED).
+   */
   public static final class KvCache {
     final NDArray[] keys;
     final NDArray[] values;
+    NDArray padding;
     int length;
 
-    KvCache(NDManager manager, HfConfig c, int rows, int capacity) {
+    KvCache(NDManager manager, HfConfig c, int rows, int capacity, int[] keyMask) {
+      if (keyMask.length != rows * capacity) {
+        throw new IllegalArgumentException(keyMask.length + " key mask entries for " + rows
+            + " rows of " + capacity);
+      }
       keys = new NDArray[c.layers()];
       values = new NDArray[c.layers()];
-      Shape shape = new Shape(rows, c.kvHeads(), capacity, c.headDim());
       for (int i = 0; i < c.layers(); i++) {
-        keys[i] = manager.zeros(shape);
-        values[i] = manager.zeros(shape);
+        keys[i] = manager.zeros(new Shape(rows, c.kvHeads(), c.headDim(), capacity));
+        values[i] = manager.zeros(new Shape(rows, c.kvHeads(), capacity, c.headDim()));
       }
+      float[] pad = new float[keyMask.length];
+      for (int i = 0; i < pad.length; i++) {
+        pad[i] = keyMask[i] == 1 ? 0 : MASKED;
+      }
+      padding = manager.create(pad, new Shape(rows, 1, 1, capacity));
     }
 
     public int length() {
@@ -408,13 +478,16 @@ public final class LlamaDecoder {
     /** Keeps only the rows at {@code index} (int, along the batch axis), freeing the old arrays. */
     public void keepRows(NDArray index) {
       for (int i = 0; i < keys.length; i++) {
-        NDArray k = keys[i].get(new NDIndex("{}", index));
-        NDArray v = values[i].get(new NDIndex("{}", index));
-        keys[i].close();
-        values[i].close();
-        keys[i] = k;
-        values[i] = v;
+        keys[i] = take(keys[i], index);
+        values[i] = take(values[i], index);
       }
+      padding = take(padding, index);
+    }
+
+    private static NDArray take(NDArray a, NDArray index) {
+      NDArray kept = a.get(new NDIndex("{}", index));
+      a.close();
+      return kept;
     }
   }
 }
