@@ -94,10 +94,15 @@ public class HfBench {
     return (System.nanoTime() - t) / 1e9;
   }
 
+  /** Repeats of each timed run (hf-bench.sh passes the same to both sides): REPEATS, default 10. */
+  static final int REPEATS = Integer.getInteger("whale.bench.repeats", 10);
+
+  /** Best of REPEATS after two warm-up runs (the JIT compiles the per-token path on the way). */
   static double best(Runnable fn) {
     fn.run();
+    fn.run();
     double bestS = Double.MAX_VALUE;
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < REPEATS; i++) {
       long t = System.nanoTime();
       fn.run();
       bestS = Math.min(bestS, (System.nanoTime() - t) / 1e9);

@@ -12,6 +12,8 @@ SMALL=activities/src/test/resources/hf/llama
 ./mvnw -B -q -o -pl activities dependency:build-classpath -Dmdep.outputFile=target/bench.cp >/dev/null
 CP="activities/target/classes:workflows/target/classes:proto/target/classes:$(cat activities/target/bench.cp)"
 # DEVICE=cuda (bench/gpu-check): both sides on the GPU
-java -Dai.djl.pytorch.num_threads=1 -Dai.djl.pytorch.num_interop_threads=1 -Dai.djl.offline=true \
+# REPEATS: timed runs of each figure after two warm-ups, best taken, the same on both sides
+export REPEATS=${REPEATS:-10}
+java -Dwhale.bench.repeats="$REPEATS" -Dai.djl.pytorch.num_threads=1 -Dai.djl.pytorch.num_interop_threads=1 -Dai.djl.offline=true \
   -Dwhale.bench.device="${DEVICE:-cpu}" -cp "$CP" bench/HfBench.java "$SMALL" "$BIG"
 DEVICE="${DEVICE:-cpu}" "$PY" bench/hf_bench.py time "$SMALL" "$BIG"

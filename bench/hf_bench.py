@@ -32,8 +32,9 @@ def make(out):
     print(out, sum(p.numel() for p in model.parameters()), "parameters")
 
 
-def best(fn, repeats=3):
-    fn()  # warm-up
+def best(fn, repeats=int(os.environ.get("REPEATS", "10"))):
+    fn()  # two warm-ups, as HfBench.java
+    fn()
     times = []
     for _ in range(repeats):
         t = time.perf_counter()
