@@ -74,6 +74,8 @@ def timed(path):
         loss = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]),
                                                  batch[:, 1:].reshape(-1))
         loss.backward()
+        # as whale's trainer (and transformers' Trainer, max_grad_norm 1.0) does before each update
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
         opt.zero_grad()
         sync()
