@@ -35,6 +35,8 @@ import java.util.SplittableRandom;
  */
 public final class LanguageModel implements Generator, AutoCloseable {
   static {
+    // The instruction-set pins first: libtorch reads them when it first computes (CpuPins).
+    CpuPins.mode();
     // Never reach for the network (model zoo, engine downloads) or send usage tracking.
     System.setProperty("ai.djl.offline", "true");
     // One intra-op and one inter-op thread unless the operator says otherwise: for a model this small
@@ -69,6 +71,15 @@ public final class LanguageModel implements Generator, AutoCloseable {
     this.gpt = gpt;
     this.optimizer =
         new AdamW(gpt.weights(), new HashSet<>(TinyGpt.decayed(config)), manager);
+  }
+
+  /**
+   * Starts the PyTorch engine with whale's settings (this class's static block, pins first) and
+   * says which kernels it runs: {@link CpuPins#describe}, for a worker's first lines.
+   */
+  public static String startEngine() {
+    Engine.getEngine("PyTorch");
+    return CpuPins.describe();
   }
 
   /** A freshly initialised model; the same config and seed give the same weights. */

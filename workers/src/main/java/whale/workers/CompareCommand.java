@@ -17,6 +17,7 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import whale.activities.ActivityRuntime;
+import whale.model.LanguageModel;
 import whale.workflows.ComparisonResult;
 import whale.workflows.ComparisonSpec;
 import whale.workflows.ComparisonWorkflow;
@@ -66,6 +67,7 @@ public class CompareCommand implements Callable<Integer> {
       }
     }
     ActivityRuntime runtime = ActivityRuntime.open(Artifacts.dir(artifacts));
+    System.out.println(LanguageModel.startEngine());
     Optional<Path> temporal = forceTestServer ? Optional.empty() : DemoCommand.findOnPath("temporal");
     try (TestWorkflowEnvironment env = DemoCommand.environment(temporal)) {
       WhaleWorkers.register(env.getWorkerFactory(), EnumSet.allOf(Queue.class), runtime);

@@ -23,6 +23,7 @@ import java.util.concurrent.TimeUnit;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import whale.activities.ActivityRuntime;
+import whale.model.LanguageModel;
 import whale.workflows.ExperimentSpec;
 import whale.workflows.RunEvent;
 import whale.workflows.SpecJson;
@@ -60,6 +61,7 @@ public class DemoCommand implements Callable<Integer> {
     ExperimentSpec spec = SpecJson.parse(specFile == null ? builtinSpec(task) : Files.readString(specFile));
     DataFiles.check(spec, true);
     ActivityRuntime runtime = ActivityRuntime.open(Artifacts.dir(artifacts));
+    System.out.println(LanguageModel.startEngine());
     Optional<Path> temporal = forceTestServer ? Optional.empty() : findOnPath("temporal");
     try (TestWorkflowEnvironment env = environment(temporal)) {
       WhaleWorkers.register(env.getWorkerFactory(), EnumSet.allOf(Queue.class), runtime);

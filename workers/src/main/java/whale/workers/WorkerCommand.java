@@ -11,6 +11,7 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Spec;
 import whale.activities.ActivityRuntime;
+import whale.model.LanguageModel;
 import whale.model.hf.CudaCheck;
 
 @Command(name = "worker", mixinStandardHelpOptions = true,
@@ -80,6 +81,9 @@ public class WorkerCommand implements java.util.concurrent.Callable<Integer> {
       }
     }
     System.out.println(slots + " (whale.cpuSlots / WHALE_CPU_SLOTS: " + WhaleWorkers.cpuSlots() + ")");
+    if (qs.contains(Queue.GPU) || qs.contains(Queue.EVAL)) {
+      System.out.println(LanguageModel.startEngine() + " (whale.cpuPins / WHALE_CPU_PINS)");
+    }
     CountDownLatch done = new CountDownLatch(1);
     Runtime.getRuntime().addShutdownHook(new Thread(() -> {
       factory.shutdown();
