@@ -105,8 +105,10 @@ public final class GgufFile implements AutoCloseable {
               ? " (a big-endian file?)" : "")
           + " is not supported; whale reads versions 2 and 3 (little-endian)");
     }
-    long tensorCount = in.count("the tensor count", 8 + 4 + 8 + 4 + 8);
-    long kvCount = in.count("the metadata count", 8 + 4 + 1);
+    // counts are not checked against the bytes left: each item read fails at the file's end anyway,
+    // and then says where
+    long tensorCount = in.u64("the tensor count");
+    long kvCount = in.u64("the metadata count");
     Map<String, Object> meta = new LinkedHashMap<>();
     for (long i = 0; i < kvCount; i++) {
       String key = in.string("metadata key #" + i);
@@ -227,13 +229,16 @@ public final class GgufFile implements AutoCloseable {
       return b.getLong();
     }
 
-    /** A count of items each at least {@code minBytes} long, checked against the bytes left. */
+    /**
+     * An array length, each element at least {@code minBytes} long, checked against the bytes
+     * left, so that a corrupt length cannot make a huge list.
+     */
     long count(String what, int minBytes) throws IOException {
       long n = u64(what);
       if (n < 0 || n > b.remaining() / minBytes) {
-        throw new IOException(file + ": truncated or corrupt: " + what + " is "
-            + Long.toUnsignedString(n) + ", more than the " + b.remaining()
-            + " bytes left of the header can hold");
+        throw new IOException(file + ": truncated or corrupt: " + what + " has "
+            + Long.toUnsignedString(n) + " elements, more than the " + b.remaining()
+            + " bytes left of the file can hold");
       }
       return n;
     }
@@ -275,7 +280,7 @@ public final class GgufFile implements AutoCloseable {
           case STRING: return string(what);
           default: { // ARRAY: element type, count, elements (arrays may nest)
             int elementType = u32(what);
-            long n = count(what + "'s length", 1);
+            long n = count(what, 1);
             List<Object> list = new ArrayList<>((int) Math.min(n, 1 << 20));
             for (long i = 0; i < n; i++) {
               list.add(value(elementType, key + "[" + i + "]"));

@@ -61,7 +61,11 @@ public final class GgufImporter {
 
       Path parent = out.getParent();
       Files.createDirectories(parent);
-      Path tmp = Files.createTempDirectory(parent, "." + out.getFileName() + ".import-");
+      // a hidden sibling, so the final rename stays on one file system; created with the umask's
+      // permissions (createTempDirectory would make it owner-only, and so the imported model)
+      Path tmp = parent.resolve("." + out.getFileName() + ".import-" + ProcessHandle.current().pid()
+          + "-" + Long.toHexString(System.nanoTime()));
+      Files.createDirectory(tmp);
       try {
         LinkedHashMap<String, long[]> shapes = LlamaDecoder.shapes(config);
         Safetensors.write(tmp.resolve(Safetensors.SINGLE), shapes, stDtype,
