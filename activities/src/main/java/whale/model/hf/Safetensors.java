@@ -255,27 +255,43 @@ public final class Safetensors {
    */
   public static void writeF32(Path file, Map<String, float[]> values, Map<String, long[]> shapes)
       throws IOException {
+    Map<String, long[]> ordered = new LinkedHashMap<>();
+    for (String name : values.keySet()) {
+      ordered.put(name, shapes.get(name));
+    }
+    write(file, ordered, "F32", values::get);
+  }
+
+  /** One tensor's float32 values, produced when the writer reaches it. */
+  @FunctionalInterface
+  public interface TensorSource {
+    float[] values(String name) throws IOException;
+  }
+
+  /**
+   * Writes the tensors of {@code shapes} (in its order) as {@code dtype} "F32" or "F16" (rounded to
+   * nearest even), asking {@code source} for one tensor at a time, so a writer holds at most one
+   * tensor's values; the file is written under a temporary name and moved into place at the end.
+   */
+  public static void write(Path file, Map<String, long[]> shapes, String dtype, TensorSource source)
+      throws IOException {
+    if (!dtype.equals("F32") && !dtype.equals("F16")) {
+      throw new IllegalArgumentException("safetensors output dtype: F32 or F16, not " + dtype);
+    }
+    int width = dtypeBytes(dtype);
     com.fasterxml.jackson.databind.node.ObjectNode header = JSON.createObjectNode();
     header.putObject("__metadata__").put("format", "pt");
     long offset = 0;
-    for (Map.Entry<String, float[]> e : values.entrySet()) {
-      long[] shape = shapes.get(e.getKey());
-      long n = 1;
-      for (long d : shape) {
-        n *= d;
-      }
-      if (n != e.getValue().length) {
-        throw new IllegalArgumentException(e.getKey() + ": " + e.getValue().length
-            + " values for shape " + Arrays.toString(shape));
-      }
+    for (Map.Entry<String, long[]> e : shapes.entrySet()) {
+      long n = elements(e.getValue());
       var t = header.putObject(e.getKey());
-      t.put("dtype", "F32");
+      t.put("dtype", dtype);
       var s = t.putArray("shape");
-      for (long d : shape) {
+      for (long d : e.getValue()) {
         s.add(d);
       }
-      t.putArray("data_offsets").add(offset).add(offset + 4L * n);
-      offset += 4L * n;
+      t.putArray("data_offsets").add(offset).add(offset + width * n);
+      offset += width * n;
     }
     StringBuilder text = new StringBuilder(JSON.writeValueAsString(header));
     while (text.length() % 8 != 0) {
@@ -288,17 +304,39 @@ public final class Safetensors {
       ByteBuffer head = ByteBuffer.allocate(8 + h.length).order(ByteOrder.LITTLE_ENDIAN);
       head.putLong(h.length).put(h).flip();
       writeFully(ch, head);
-      for (float[] v : values.values()) {
+      for (Map.Entry<String, long[]> e : shapes.entrySet()) {
+        float[] v = source.values(e.getKey());
+        if (v.length != elements(e.getValue())) {
+          throw new IllegalArgumentException(e.getKey() + ": " + v.length + " values for shape "
+              + Arrays.toString(e.getValue()));
+        }
         for (int from = 0; from < v.length; from += 1 << 20) {
           int len = Math.min(1 << 20, v.length - from);
-          ByteBuffer b = ByteBuffer.allocate(4 * len).order(ByteOrder.LITTLE_ENDIAN);
-          b.asFloatBuffer().put(v, from, len);
+          ByteBuffer b = ByteBuffer.allocate(width * len).order(ByteOrder.LITTLE_ENDIAN);
+          if (width == 4) {
+            b.asFloatBuffer().put(v, from, len);
+          } else {
+            for (int i = 0; i < len; i++) {
+              b.putShort(2 * i, floatToHalf(v[from + i]));
+            }
+          }
           writeFully(ch, b);
         }
       }
+    } catch (IOException | RuntimeException e) {
+      Files.deleteIfExists(tmp);
+      throw e;
     }
     Files.move(tmp, file, java.nio.file.StandardCopyOption.REPLACE_EXISTING,
         java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+  }
+
+  private static long elements(long[] shape) {
+    long n = 1;
+    for (long d : shape) {
+      n *= d;
+    }
+    return n;
   }
 
   private static void writeFully(FileChannel ch, ByteBuffer b) throws IOException {
@@ -308,7 +346,7 @@ public final class Safetensors {
   }
 
   /** IEEE binary16 to binary32 (Java 17 has no Float.float16ToFloat). */
-  static float halfToFloat(short h) {
+  public static float halfToFloat(short h) {
     int bits = h & 0xffff;
     int sign = (bits & 0x8000) << 16;
     int exp = (bits >>> 10) & 0x1f;
@@ -324,5 +362,44 @@ public final class Safetensors {
       return sign != 0 ? -v : v;
     }
     return Float.intBitsToFloat(sign | ((exp + 112) << 23) | (mant << 13));
+  }
+
+  /**
+   * IEEE binary32 to binary16, rounded to nearest even as PyTorch's and numpy's casts do: overflow
+   * to infinity, underflow through subnormals to signed zero, NaN kept a (quiet) NaN.
+   */
+  public static short floatToHalf(float f) {
+    int bits = Float.floatToRawIntBits(f);
+    int sign = (bits >>> 16) & 0x8000;
+    int abs = bits & 0x7fffffff;
+    if (abs >= 0x7f800000) { // inf or NaN
+      return (short) (sign | 0x7c00 | (abs > 0x7f800000 ? 0x200 | ((abs >>> 13) & 0x3ff) : 0));
+    }
+    if (abs >= 0x477ff000) { // rounds to 65536 or more
+      return (short) (sign | 0x7c00);
+    }
+    if (abs < 0x38800000) { // below the smallest normal half, 2^-14: a subnormal or zero
+      if (abs < 0x33000000) { // at most 2^-25, half the smallest subnormal: rounds to zero
+        return (short) sign;
+      }
+      int exp = abs >>> 23;
+      int mant = (abs & 0x7fffff) | 0x800000;
+      int shift = 126 - exp; // value = mant * 2^(exp - 150); in units of 2^-24: mant >> (126 - exp)
+      int half = mant >>> shift;
+      int rest = mant & ((1 << shift) - 1);
+      int mid = 1 << (shift - 1);
+      if (rest > mid || (rest == mid && (half & 1) != 0)) {
+        half++;
+      }
+      return (short) (sign | half);
+    }
+    // normal: rebias the exponent (127 -> 15) and round 13 mantissa bits off, ties to even;
+    // a carry out of the mantissa correctly bumps the exponent
+    int h = ((abs - 0x38000000) >>> 13);
+    int rest = abs & 0x1fff;
+    if (rest > 0x1000 || (rest == 0x1000 && (h & 1) != 0)) {
+      h++;
+    }
+    return (short) (sign | h);
   }
 }
