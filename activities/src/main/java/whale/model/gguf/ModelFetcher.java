@@ -122,6 +122,17 @@ public final class ModelFetcher {
       return dir;
     }
     Files.createDirectories(root);
+    // one fetch of a name at a time (two CI jobs sharing a cache): the second waits, then finds it
+    try (java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(
+            root.resolve("." + k.name() + ".lock"), java.nio.file.StandardOpenOption.CREATE,
+            java.nio.file.StandardOpenOption.WRITE);
+         java.nio.channels.FileLock lock = ch.lock()) {
+      return complete(k, dir) ? dir : fetchLocked(k, root, dir, python, log);
+    }
+  }
+
+  private static Path fetchLocked(Known k, Path root, Path dir, String python, PrintStream log)
+      throws IOException {
     cleanLeftovers(k, root, log);
     if (Files.exists(dir)) {
       log.println("removing " + dir + " (no " + MARKER + " for this model: an unfinished fetch)");
