@@ -8,7 +8,8 @@ import picocli.CommandLine.Command;
     description = "WHALE (Weight-Harness Alternating LEarning) as a durable Temporal workflow.",
     subcommands = {DemoCommand.class, WorkerCommand.class, StartCommand.class,
         SignalCommand.class, StatusCommand.class, TasksCommand.class, CompareCommand.class, ReportCommand.class,
-        GenerateCommand.class, ExportCommand.class, RenderCommand.class, ImportGgufCommand.class})
+        GenerateCommand.class, ExportCommand.class, RenderCommand.class, ImportGgufCommand.class,
+        ModelsCommand.class})
 public class WhaleCli implements Runnable {
   @Override
   public void run() {
