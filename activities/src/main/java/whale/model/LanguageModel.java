@@ -219,14 +219,16 @@ public final class LanguageModel implements Generator, AutoCloseable {
 
   /**
    * Smallest batch and width of a sampling forward pass. libtorch's CPU kernels (single thread) sum
-   * in another order when a matrix product has 1 to 3 rows, and when the sequence is shorter than 16
+   * in another order when a matrix product has few rows, and when the sequence is shorter than 16
    * positions (attention's products and softmax over T); at or above both, a row's logits are
-   * bit-identical whatever else shares the batch (measured: GEMM M = 4..300 for this model's and
-   * 0.5B-size shapes; widths 16..80 for windows of 2, 7 and 20 tokens). Padding up to these sizes
-   * keeps a row's result independent of how many rows happened to share its batch: without it runs
-   * whose batches are cut by timing (the sandbox pool) differed from process to process.
+   * bit-identical whatever else shares the batch. Few is 1 to 3 rows for MKL's own dispatch and 1
+   * to 7 for its COMPATIBLE branch, which whale pins by default ({@link CpuPins}; measured: SGEMM
+   * row 0 for M = 1..64 and up to 2048, K = 64..4864, N = 64..1536; widths 16..80 for windows of 2,
+   * 7 and 20 tokens). Padding up to these sizes keeps a row's result independent of how many rows
+   * happened to share its batch: without it runs whose batches are cut by timing (the sandbox pool)
+   * differed from process to process.
    */
-  static final int MIN_GEMM_ROWS = 4;
+  static final int MIN_GEMM_ROWS = 8;
   static final int MIN_WIDTH = 16;
 
   /**

@@ -35,8 +35,13 @@ class Float16BaseTest {
    * in series add. A fixture's last-position logit passes through 16 rounded matrices (the
    * embedding, 7 projections in each of 2 layers, the head), so the bound is 16 U times the logits'
    * scale (the sums of |terms| are of that order here): 16 * 2^-11 * ~6 = ~0.05. Measured: 2.0 U to
-   * 5.7 U of the largest logit (llama 0.013), and exactly 0 for mistral, a BF16 checkpoint: an
-   * 8-bit significand fits float16's 11 bits, so that base loses nothing. On cuda each product's
+   * 5.7 U of the largest logit (llama 0.013), and nothing of float16's rounding for mistral, a BF16
+   * checkpoint: an 8-bit significand fits float16's 11 bits, so that base loses nothing. Its
+   * logits were bit-identical under MKL's own dispatch; under whale's default pin (MKL's COMPATIBLE
+   * branch, CpuPins) the upcast copies go through SGEMM apart from the float32 base's weights and
+   * differ by float32 summation noise, 2.4e-7 measured (one float32 ulp of a logit between 2 and 4), three
+   * orders of magnitude below one float16 rounding (U * scale, ~3e-3), which is what is checked:
+   * at most 1e-6 of the logits' scale. On cuda each product's
    * output is also rounded to float16 (the GEMM runs in half precision), one more U per matrix:
    * the bound doubles there and no model is exact.
    */
@@ -66,7 +71,8 @@ class Float16BaseTest {
           + "%.3g)%n", model, worst, worst / scale / U, scale);
       assertTrue(worst <= ROUNDINGS_PER_MATRIX * ROUNDED_MATRICES * U * scale, model + ": " + worst);
       if (model.equals("mistral") && !HfFixtures.cuda()) {
-        assertEquals(0, worst, "a BF16 checkpoint is exact in float16");
+        assertTrue(worst <= 1e-6 * scale, "a BF16 checkpoint is exact in float16: only float32 "
+            + "summation noise, not float16 rounding (" + worst + ")");
       } else {
         assertTrue(worst > 0, "float32 weights were rounded: the logits must move");
       }
