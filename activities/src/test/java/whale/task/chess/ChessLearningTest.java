@@ -15,7 +15,9 @@ import whale.workflows.activities.TaskRef;
  *
  * <p>Spread across processes: none. Since seeded training is byte-identical in every JVM (issue 14,
  * {@code CrossProcessDeterminismTest}), three JVMs (a full suite, two fresh-clone CI runs) all gave
- * 0.148 -> 0.359, as earlier sessions did; the effect is ten times the +0.02 bar.
+ * 0.148 -> 0.359, as earlier sessions did, under MKL's own dispatch. Under whale's default CPU pins
+ * (issue 25, {@code CpuPins}: other SGEMM sums, so another base and other rollouts) a fresh-clone CI
+ * run gave 0.104 -> 0.170: the effect is three times the +0.02 bar.
  */
 class ChessLearningTest {
   @TempDir static Path dir;

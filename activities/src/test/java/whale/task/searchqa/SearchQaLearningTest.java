@@ -23,7 +23,9 @@ import whale.workflows.activities.TaskRef;
  * for most questions, so few accepted rollouts hold a copied name; the test then fails). The
  * 0.570 of a full suite was the GC bug of issue 14 ({@code whale.model.Scalars}); since its fix three
  * JVMs (a full suite, two fresh-clone CI runs) all gave 0.563 -> 0.619: no spread across processes,
- * and the effect is nearly three times the +0.02 bar.
+ * and the effect is nearly three times the +0.02 bar. Those were under MKL's own dispatch; under
+ * whale's default CPU pins (issue 25, {@code CpuPins}) a fresh-clone CI run gave 0.393 -> 0.531,
+ * seven times the bar (1304 s beside the rest of the module: MKL's compatible SGEMM is slower).
  */
 class SearchQaLearningTest {
   @TempDir static Path dir;
