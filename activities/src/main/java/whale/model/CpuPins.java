@@ -55,8 +55,6 @@ public final class CpuPins {
   /** The glibc call used to change this process's environment. */
   interface LibC extends Library {
     int setenv(String name, String value, int overwrite);
-
-    String getenv(String name);
   }
 
   private static final LibC LIBC = loadLibC();
@@ -109,11 +107,6 @@ public final class CpuPins {
       }
     }
     return mode;
-  }
-
-  /** The value of {@code name} in this process's C environment (what libtorch reads), or null. */
-  public static String env(String name) {
-    return LIBC == null ? System.getenv(name) : LIBC.getenv(name);
   }
 
   /**
