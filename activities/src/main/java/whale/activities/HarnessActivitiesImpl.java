@@ -1,6 +1,7 @@
 package whale.activities;
 
 import com.fasterxml.jackson.core.type.TypeReference;
+import io.temporal.failure.ApplicationFailure;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
@@ -13,6 +14,7 @@ import java.util.Map;
 import whale.harness.ArchiveView;
 import whale.harness.EpisodeResult;
 import whale.harness.HarnessCandidate;
+import whale.harness.HarnessGenome;
 import whale.harness.PromptOnlyCheck;
 import whale.harness.TraceStats;
 import whale.proposers.CommandProposer;
@@ -50,10 +52,19 @@ public class HarnessActivitiesImpl implements HarnessActivities {
   }
 
   @Override
-  public CandidateInfo initialHarness(TaskRef taskRef) {
+  public CandidateInfo initialHarness(TaskRef taskRef, String form) {
     return ActivityHeartbeat.during("initial harness", () -> {
       runtime.task(taskRef); // rejects an unknown task before anything is stored
-      return validated(TaskCatalog.templates(taskRef.name()).initial());
+      HarnessGenome.Form f;
+      try {
+        f = form == null ? HarnessGenome.Form.COMPLETION
+            : HarnessGenome.Form.valueOf(form.toUpperCase(java.util.Locale.ROOT));
+        return validated(TaskCatalog.templates(taskRef.name()).initial(f));
+      } catch (IllegalArgumentException e) {
+        // the spec validator rejects these first; a worker asked anyway fails the run for good
+        throw ApplicationFailure.newNonRetryableFailureWithCause("harness.initialForm: "
+            + e.getMessage(), "InvalidSpec", e);
+      }
     });
   }
 

@@ -15,6 +15,7 @@ import java.util.stream.Stream;
 import java.util.zip.ZipEntry;
 import java.util.zip.ZipInputStream;
 import java.util.zip.ZipOutputStream;
+import whale.model.gguf.ModelFetcher;
 import whale.model.hf.CudaCheck;
 import whale.model.hf.HfCheckpoint;
 import whale.model.hf.HfExport;
@@ -66,7 +67,15 @@ public final class HfPolicy {
    */
   static String prepareBase(ArtifactStore store, BaseModelRequest req) {
     ExperimentSpec.ModelSpec m = req.model();
-    Path dir = Path.of(m.path()).toAbsolutePath().normalize();
+    Path dir;
+    try {
+      dir = modelDirectory(m, System.err);
+    } catch (IllegalArgumentException e) {
+      throw ApplicationFailure.newNonRetryableFailureWithCause(e.getMessage(), "InvalidModel", e);
+    } catch (IOException e) {
+      // pip or the registry failed: retried, a network comes back
+      throw new UncheckedIOException("model.name " + m.name() + ": " + e.getMessage(), e);
+    }
     String fingerprint;
     try {
       checkDirectory(dir);
@@ -83,6 +92,27 @@ public final class HfPolicy {
         finetune, "lora".equals(finetune)
             ? (req.lora() == null ? ExperimentSpec.LoraSpec.defaults() : req.lora()) : null,
         req.seed()));
+  }
+
+  /**
+   * The spec's model directory: model.path as written, or model.name fetched into this machine's
+   * model cache ({@link ModelFetcher}) unless it is there already (progress to {@code log}).
+   *
+   * @throws IllegalArgumentException for a name whale does not know
+   * @throws IOException when the fetch fails (no pip, registry unreachable)
+   */
+  public static Path modelDirectory(ExperimentSpec.ModelSpec m, java.io.PrintStream log)
+      throws IOException {
+    if (m.name() == null) {
+      return Path.of(m.path()).toAbsolutePath().normalize();
+    }
+    ModelFetcher.Known k;
+    try {
+      k = ModelFetcher.known(m.name());
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException("model.name: " + e.getMessage(), e);
+    }
+    return ModelFetcher.fetch(k, ModelFetcher.cacheRoot(null), ModelFetcher.python(null), log);
   }
 
   /** {@link LlamaDecoder#check}, with a missing directory said as such. */

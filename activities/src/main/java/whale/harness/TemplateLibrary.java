@@ -11,6 +11,20 @@ public interface TemplateLibrary {
   HarnessCandidate initial();
 
   /**
+   * h0 in {@code form} (spec harness.initialForm): the same starting genome, its question put to
+   * the model in that form. COMPLETION is {@link #initial()}.
+   *
+   * @throws IllegalArgumentException for a form the task's templates do not write
+   */
+  default HarnessCandidate initial(HarnessGenome.Form form) {
+    if (form == HarnessGenome.Form.COMPLETION) {
+      return initial();
+    }
+    throw new IllegalArgumentException("this task's templates have no "
+        + form.name().toLowerCase(java.util.Locale.ROOT) + " form of h0");
+  }
+
+  /**
    * Up to {@code m} new candidates, deterministic for (archive, m, seed).
    *
    * @param promptOnly the Fast-Slow control: change only prompt text (string literals) of the

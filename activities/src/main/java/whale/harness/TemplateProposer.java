@@ -47,6 +47,19 @@ public final class TemplateProposer implements TemplateLibrary {
   }
 
   @Override
+  public HarnessCandidate initial(HarnessGenome.Form form) {
+    if (form == HarnessGenome.Form.COMPLETION) {
+      return initial();
+    }
+    HarnessGenome g = HarnessGenome.initial();
+    g = new HarnessGenome(g.format(), g.decomposition(), g.votes(), g.retries(), g.parsing(),
+        g.maxNewTokens(), form);
+    return new HarnessCandidate("h0-" + g.code(), "the task's starting harness in the "
+        + form.name().toLowerCase(java.util.Locale.ROOT) + " form (" + form.reason()
+        + "), asked once, the first integer parsed", "none (starting point)", "initial", render(g));
+  }
+
+  @Override
   public List<HarnessCandidate> propose(ArchiveView archive, int m, long seed, boolean promptOnly) {
     // Prompt text is the FORMAT axis: the prefix and suffix literals around the question.
     return SEARCH.propose(archive, m, seed, promptOnly ? EnumSet.of(Axis.FORMAT) : axes);

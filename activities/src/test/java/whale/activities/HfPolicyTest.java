@@ -67,7 +67,7 @@ class HfPolicyTest {
   static BaseModelRequest request(Path dir, String dtype, String device) {
     ExperimentSpec spec = new ExperimentSpec(null, null, 3L, null, null,
         new ExperimentSpec.ModelSpec(null, null, null, null, null, null, null, null,
-            ExperimentSpec.ModelSpec.HUGGINGFACE, dir.toString(), dtype, device, null, null),
+            ExperimentSpec.ModelSpec.HUGGINGFACE, dir.toString(), null, dtype, device, null, null),
         null, null, null, null, null);
     assertEquals(List.of(), SpecValidator.problems(spec));
     return BaseModelRequest.of(spec, TASK, 11);
@@ -191,5 +191,28 @@ class HfPolicyTest {
         () -> HfPolicy.loadForTraining(runtime.store(), base));
     assertTrue(f.isNonRetryable());
     assertTrue(f.getOriginalMessage().startsWith("model.path: "), f.getOriginalMessage());
+  }
+
+  /**
+   * model.name: the machine's model cache (fetched there first if missing; CI fetches it before
+   * the tests), recorded in the base as the directory it resolved to. An unknown name fails the run
+   * for good, naming the known ones.
+   */
+  @Test
+  void aModelByNameIsItsCacheDirectory() throws Exception {
+    var known = whale.model.gguf.ModelFetcher.known("smollm2-135m-instruct");
+    Path dir = HfPolicy.modelDirectory(ExperimentSpec.ModelSpec.ofKnown(known.name()), System.out);
+    assertEquals(whale.model.gguf.ModelFetcher.cacheRoot(null).resolve(known.name()), dir);
+    assertTrue(whale.model.gguf.ModelFetcher.complete(known, dir));
+    var spec = new ExperimentSpec(null, null, 3L, null, null,
+        ExperimentSpec.ModelSpec.ofKnown(known.name()), null, null, null, null, null);
+    assertEquals(List.of(), SpecValidator.problems(spec));
+    String ref = weights.prepareBaseModel(BaseModelRequest.of(spec, TASK, 11));
+    assertEquals(dir.toString(), runtime.store().getJson(ref, HfPolicy.Base.class).path());
+    ApplicationFailure f = assertThrows(ApplicationFailure.class, () -> weights.prepareBaseModel(
+        new BaseModelRequest(TASK, ExperimentSpec.ModelSpec.ofKnown("gpt-9"), 1, "lora", null)));
+    assertTrue(f.isNonRetryable());
+    assertTrue(f.getOriginalMessage().contains("model.name: unknown model \"gpt-9\"; known: "
+        + "smollm2-135m-instruct"), f.getOriginalMessage());
   }
 }

@@ -71,6 +71,32 @@ class TemplateProposerTest {
     assertEquals(g, HarnessGenome.SPACE.parse(g.encode()));
   }
 
+  /** harness.initialForm: h0's genome with only its FORM changed, for every task that has it. */
+  @Test
+  void initialHarnessInEachFormIsH0AskedThatWay() throws Exception {
+    assertEquals(new TemplateProposer().initial(), new TemplateProposer().initial(HarnessGenome.Form.COMPLETION));
+    for (HarnessGenome.Form f : List.of(HarnessGenome.Form.CHAT, HarnessGenome.Form.TOOLS)) {
+      HarnessCandidate c = new TemplateProposer().initial(f);
+      HarnessGenome g = HarnessGenome.SPACE.fromSource(c.source());
+      HarnessGenome h0 = HarnessGenome.initial();
+      assertEquals(new HarnessGenome(h0.format(), h0.decomposition(), h0.votes(), h0.retries(),
+          h0.parsing(), h0.maxNewTokens(), f), g);
+      assertEquals("h0-" + g.code(), c.name());
+      assertTrue(c.source().contains(f.call()), c.source());
+      COMPILER.compile(c.source());
+    }
+    HarnessCandidate chess = new whale.task.chess.ChessTemplates().initial(HarnessGenome.Form.CHAT);
+    assertEquals(HarnessGenome.Form.CHAT, whale.task.chess.ChessGenome.SPACE.fromSource(chess.source()).form());
+    COMPILER.compile(chess.source());
+    HarnessCandidate sq = new whale.harness.searchqa.SearchQaTemplates().initial(HarnessGenome.Form.CHAT);
+    assertEquals(HarnessGenome.Form.CHAT,
+        whale.harness.searchqa.SearchQaGenome.SPACE.fromSource(sq.source()).form());
+    IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(
+        IllegalArgumentException.class,
+        () -> new whale.task.chess.ChessTemplates().initial(HarnessGenome.Form.TOOLS));
+    assertEquals("this task's templates have no tools form of h0", e.getMessage());
+  }
+
   @Test
   void everyGenomeCompilesAndRuns() throws Exception {
     List<HarnessGenome> all = HarnessGenome.SPACE.all();

@@ -27,12 +27,24 @@ final class DataFiles {
   static void check(ExperimentSpec spec, boolean required) {
     if (spec.model().usesHuggingFace()) {
       // the same check the first activity makes, so a typo fails now, not after a worker picks it up
-      Path dir = Path.of(spec.model().path());
-      if (required || Files.exists(dir)) {
-        try {
-          HfPolicy.checkDirectory(dir);
-        } catch (IOException e) {
-          throw new IllegalArgumentException("model.path: " + e.getMessage(), e);
+      // a model.name is fetched here only for in-process commands; workers fetch their own
+      if (spec.model().name() != null) {
+        if (required) {
+          try {
+            HfPolicy.checkDirectory(HfPolicy.modelDirectory(spec.model(), System.out));
+          } catch (IOException e) {
+            throw new IllegalArgumentException("model.name " + spec.model().name() + ": "
+                + e.getMessage(), e);
+          }
+        }
+      } else {
+        Path dir = Path.of(spec.model().path());
+        if (required || Files.exists(dir)) {
+          try {
+            HfPolicy.checkDirectory(dir);
+          } catch (IOException e) {
+            throw new IllegalArgumentException("model.path: " + e.getMessage(), e);
+          }
         }
       }
     }

@@ -150,6 +150,9 @@ public record ExperimentSpec(
    * @param source {@code builtin} (absent) or {@code huggingface}
    * @param path huggingface: the model directory (config.json, safetensors, tokenizer.json), which
    *     every gpu and eval worker must be able to read at this same path
+   * @param name huggingface, instead of path: a model whale knows how to fetch ({@code whale models
+   *     list}, for example {@code smollm2-135m-instruct}); each worker uses its own model cache
+   *     ($WHALE_MODELS or ~/.cache/whale/models), fetching it there first if needed
    * @param dtype huggingface: the base weights' type: float32 (the default), or float16 for the
    *     frozen base under LoRA (adapters and their AdamW state stay float32)
    * @param device huggingface: where it runs: cpu (the default) or cuda
@@ -171,6 +174,7 @@ public record ExperimentSpec(
       // it, stay what they were before the Hugging Face fields existed.
       @JsonInclude(JsonInclude.Include.NON_NULL) String source,
       @JsonInclude(JsonInclude.Include.NON_NULL) String path,
+      @JsonInclude(JsonInclude.Include.NON_NULL) String name,
       @JsonInclude(JsonInclude.Include.NON_NULL) String dtype,
       @JsonInclude(JsonInclude.Include.NON_NULL) String device,
       @JsonInclude(JsonInclude.Include.NON_NULL) String pretrainCorpus,
@@ -201,13 +205,19 @@ public record ExperimentSpec(
         Integer pretrainSteps, Integer pretrainBatch, Double pretrainLearningRate,
         Integer pretrainDocuments, Map<String, Object> unknown) {
       this(contextLength, dModel, layers, heads, pretrainSteps, pretrainBatch, pretrainLearningRate,
-          pretrainDocuments, null, null, null, null, null, unknown);
+          pretrainDocuments, null, null, null, null, null, null, unknown);
     }
 
     /** A Hugging Face model directory on the CPU in float32. */
     public static ModelSpec ofHuggingFace(String path) {
       return new ModelSpec(null, null, null, null, null, null, null, null, HUGGINGFACE, path, null,
-          null, null, null);
+          null, null, null, null);
+    }
+
+    /** A model whale fetches by name ({@link #name}) on the CPU in float32. */
+    public static ModelSpec ofKnown(String name) {
+      return new ModelSpec(null, null, null, null, null, null, null, null, HUGGINGFACE, null, name,
+          null, null, null, null);
     }
 
     /** Whether the policy is a Hugging Face directory (otherwise the builtin transformer). */
@@ -352,6 +362,9 @@ public record ExperimentSpec(
    *     (each task's FORM axis); for instruction-tuned Hugging Face models. Default false
    * @param maxTemperature the highest sampling temperature a harness's chat turn may ask for
    *     ({@code ChatOptions.withTemperature}; higher is lowered to it); absent: rsft.temperature
+   * @param initialForm the form of the task's starting harness h0: {@code completion} (absent), or
+   *     {@code chat} (the question as the user's message through the model's chat template: what an
+   *     instruction-tuned model expects) or {@code tools} (math: chat with the task's tools offered)
    */
   public record HarnessSpec(
       String proposer,
@@ -366,7 +379,13 @@ public record ExperimentSpec(
       Boolean chatForm,
       // absent unless set, so a spec's JSON (and what derives from it) is unchanged without it
       @JsonInclude(JsonInclude.Include.NON_NULL) Double maxTemperature,
+      // absent for the completion form (as maxTemperature: older specs' JSON is unchanged)
+      @JsonInclude(JsonInclude.Include.NON_NULL) String initialForm,
       @JsonAnySetter @JsonInclude(JsonInclude.Include.NON_EMPTY) Map<String, Object> unknown) {
+    /** {@link #initialForm} values: h0 as a completion prompt (the default), chat or tools. */
+    public static final java.util.Set<String> INITIAL_FORMS = java.util.Set.of("completion", "chat",
+        "tools");
+
     public HarnessSpec {
       proposer = proposer == null ? "template" : proposer;
       candidatesPerIteration = candidatesPerIteration == null ? 3 : candidatesPerIteration;
@@ -385,11 +404,12 @@ public record ExperimentSpec(
     public HarnessSpec(String proposer, Integer candidatesPerIteration, Integer turnBudget,
         Integer episodeTimeoutSeconds, Map<String, Object> unknown) {
       this(proposer, candidatesPerIteration, turnBudget, episodeTimeoutSeconds, null, null, null, null, null,
-          null, null, unknown);
+          null, null, null, unknown);
     }
 
     public static HarnessSpec defaults() {
-      return new HarnessSpec(null, null, null, null, null, null, null, null, null, null, null, null);
+      return new HarnessSpec(null, null, null, null, null, null, null, null, null, null, null, null,
+          null);
     }
   }
 

@@ -118,8 +118,12 @@ public final class SpecValidator {
             + "model is not pretrained by whale)");
       }
       // the directory itself is checked by the CLI and by the first activity (not pure)
-      if (m.path() == null || m.path().isBlank()) {
-        problems.add("model.path: model.source huggingface needs the model directory");
+      boolean hasPath = m.path() != null && !m.path().isBlank();
+      boolean hasName = m.name() != null && !m.name().isBlank();
+      if (hasPath == hasName) {
+        problems.add("model.path: model.source huggingface needs either model.path (the model "
+            + "directory) or model.name (a model whale fetches, see `whale models list`), "
+            + (hasPath ? "not both" : "got neither"));
       }
       if (m.dtype().equals("bfloat16")) {
         problems.add("model.dtype: bfloat16 is not supported (DJL's PyTorch engine aborts on "
@@ -142,7 +146,7 @@ public final class SpecValidator {
               + s.task());
         }
       }
-      for (String[] f : new String[][] {{"path", m.path()}, {"dtype", m.dtype()},
+      for (String[] f : new String[][] {{"path", m.path()}, {"name", m.name()}, {"dtype", m.dtype()},
           {"device", m.device()}}) {
         if (f[1] != null) {
           problems.add("model." + f[0] + ": only read when model.source is huggingface, but it is "
@@ -213,6 +217,13 @@ public final class SpecValidator {
     range("harness.candidatesPerIteration", h.candidatesPerIteration(), 1, 64);
     range("harness.turnBudget", h.turnBudget(), 1, 16);
     range("harness.episodeTimeoutSeconds", h.episodeTimeoutSeconds(), 1, 3600);
+    if (h.initialForm() != null) {
+      oneOf("harness.initialForm", h.initialForm(), ExperimentSpec.HarnessSpec.INITIAL_FORMS);
+      if (h.initialForm().equals("tools") && !"math".equals(s.task())) {
+        problems.add("harness.initialForm: tools (the task's tools offered through the chat "
+            + "template) exists for the math task only, the task is " + s.task());
+      }
+    }
     if (h.maxTemperature() != null) {
       range("harness.maxTemperature", h.maxTemperature(), 0, 10);
     }

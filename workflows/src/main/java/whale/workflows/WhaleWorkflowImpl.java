@@ -124,7 +124,8 @@ public class WhaleWorkflowImpl implements WhaleWorkflow {
       retention = Retention.start(Workflow.getInfo().getWorkflowId(), spec.checkpoints().keepLast(),
           checkpointRef);
     }
-    harness = WorkflowStubs.harness("write the initial harness h0").initialHarness(TaskRef.of(spec));
+    harness = WorkflowStubs.harness("write the initial harness h0").initialHarness(TaskRef.of(spec),
+        spec.harness().initialForm());
     if (!harness.valid()) {
       throw ApplicationFailure.newNonRetryableFailure(
           "the task's initial harness is invalid: " + harness.error(), "InvalidHarness");

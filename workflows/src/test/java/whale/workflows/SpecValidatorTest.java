@@ -368,9 +368,18 @@ class SpecValidatorTest {
         Arguments.of("{\"model\": {\"source\": \"hub\"}}", "model.source",
             "must be one of [builtin, huggingface], got 'hub'"),
         Arguments.of("{\"model\": {\"source\": \"huggingface\"}}", "model.path",
-            "needs the model directory"),
+            "needs either model.path (the model directory) or model.name (a model whale fetches, "
+            + "see `whale models list`), got neither"),
         Arguments.of("{\"model\": {\"source\": \"huggingface\", \"path\": \" \"}}", "model.path",
-            "needs the model directory"),
+            "got neither"),
+        Arguments.of("{\"model\": {" + HF + ", \"name\": \"smollm2-135m-instruct\"}}", "model.path",
+            "not both"),
+        Arguments.of("{\"model\": {\"name\": \"smollm2-135m-instruct\"}}", "model.name",
+            "only read when model.source is huggingface"),
+        Arguments.of("{\"harness\": {\"initialForm\": \"dialogue\"}}", "harness.initialForm",
+            "must be one of [chat, completion, tools], got 'dialogue'"),
+        Arguments.of("{\"task\": \"chess\", \"harness\": {\"initialForm\": \"tools\"}}",
+            "harness.initialForm", "exists for the math task only, the task is chess"),
         Arguments.of("{\"model\": {\"path\": \"/models/qwen\"}}", "model.path",
             "only read when model.source is huggingface"),
         Arguments.of("{\"model\": {\"dtype\": \"float32\"}}", "model.dtype",
@@ -444,11 +453,20 @@ class SpecValidatorTest {
     assertEquals("float16", half.model().dtype());
     assertEquals("cuda", half.model().device());
     assertEquals("lora", half.finetune());
+    // a model by name, h0 in the chat form
+    ExperimentSpec named = SpecJson.parse("{\"model\": {\"source\": \"huggingface\", \"name\": "
+        + "\"smollm2-135m-instruct\"}, \"harness\": {\"initialForm\": \"chat\"}}");
+    assertEquals("smollm2-135m-instruct", named.model().name());
+    assertEquals(null, named.model().path());
+    assertEquals("chat", named.harness().initialForm());
+    assertEquals(named, SpecJson.parse(SpecJson.write(named)));
     // a builtin spec writes none of the new fields: its JSON (and every memo key) is as before
     String json = SpecJson.write(ExperimentSpec.defaults());
-    for (String field : List.of("source", "path", "dtype", "device", "finetune", "lora")) {
+    for (String field : List.of("source", "path", "dtype", "device", "finetune", "lora",
+        "initialForm")) {
       assertTrue(!json.contains("\"" + field + "\""), field + " in " + json);
     }
+    assertEquals(1, json.split("\"name\"", -1).length - 1, "only the spec's own name: " + json);
   }
 
   private static List<String> problemsOf(String json) {

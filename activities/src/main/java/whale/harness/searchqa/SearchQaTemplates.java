@@ -33,6 +33,19 @@ public final class SearchQaTemplates implements TemplateLibrary {
   }
 
   @Override
+  public HarnessCandidate initial(whale.harness.HarnessGenome.Form form) {
+    if (form != whale.harness.HarnessGenome.Form.CHAT) {
+      return TemplateLibrary.super.initial(form);
+    }
+    SearchQaGenome g = SearchQaGenome.initial();
+    g = new SearchQaGenome(g.query(), g.docs(), g.chars(), g.format(), g.hops(), g.votes(), g.parsing(),
+        g.maxNewTokens(), form);
+    return new HarnessCandidate("h0-" + g.code(), "the task's starting harness in the chat form ("
+        + form.reason() + "): search with the question, show three documents, ask once, take the "
+        + "whole line", "none (starting point)", "initial", SearchQaRenderer.render(g));
+  }
+
+  @Override
   public List<HarnessCandidate> propose(ArchiveView archive, int m, long seed, boolean promptOnly) {
     return propose(archive, m, seed, promptOnly, false);
   }

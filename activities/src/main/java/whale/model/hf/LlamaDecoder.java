@@ -3,6 +3,7 @@ package whale.model.hf;
 import ai.djl.ndarray.NDArray;
 import ai.djl.ndarray.NDList;
 import ai.djl.ndarray.NDManager;
+import ai.djl.ndarray.NDScope;
 import ai.djl.ndarray.index.NDIndex;
 import ai.djl.ndarray.types.DataType;
 import ai.djl.ndarray.types.Shape;
@@ -269,12 +270,24 @@ public final class LlamaDecoder {
     NDArray mask = attentionMask(m, keyMask, cache, past, t);
     for (int i = 0; i < config.layers(); i++) {
       String p = "model.layers." + i + ".";
-      NDArray h = rmsNorm(x, weights.get(p + "input_layernorm.weight"));
-      x = x.add(attention(h, p + "self_attn.", rope, mask, cache, i, b, t, past));
-      h = rmsNorm(x, weights.get(p + "post_attention_layernorm.weight"));
-      NDArray gate = project(h, p + "mlp.gate_proj");
-      NDArray up = project(h, p + "mlp.up_proj");
-      x = x.add(project(gate.mul(Activation.sigmoid(gate)).mul(up), p + "mlp.down_proj"));
+      NDArray out;
+      // A layer's intermediates are closed with the layer; autograd keeps what backward needs. Left
+      // to the caller's scope, a forward pass held every layer's activations at once: sampling
+      // SmolLM2-135M (30 layers) peaked at 9.3 GB of live tensors for 64 chat prompts.
+      try (NDScope layer = new NDScope()) {
+        NDArray h = rmsNorm(x, weights.get(p + "input_layernorm.weight"));
+        NDArray mid = x.add(attention(h, p + "self_attn.", rope, mask, cache, i, b, t, past));
+        h = rmsNorm(mid, weights.get(p + "post_attention_layernorm.weight"));
+        NDArray gate = project(h, p + "mlp.gate_proj");
+        NDArray up = project(h, p + "mlp.up_proj");
+        out = mid.add(project(gate.mul(Activation.sigmoid(gate)).mul(up), p + "mlp.down_proj"));
+        NDScope.unregister(out);
+      }
+      NDScope.register(out); // the caller's scope, if any, closes it as it did
+      if (i > 0) {
+        x.close(); // the previous layer's output (layer 0's input is the caller's embedding)
+      }
+      x = out;
     }
     if (cache != null) {
       cache.length += t;

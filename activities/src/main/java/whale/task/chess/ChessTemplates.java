@@ -32,6 +32,18 @@ public final class ChessTemplates implements TemplateLibrary {
   }
 
   @Override
+  public HarnessCandidate initial(whale.harness.HarnessGenome.Form form) {
+    if (form != whale.harness.HarnessGenome.Form.CHAT) {
+      return TemplateLibrary.super.initial(form);
+    }
+    ChessGenome g = ChessGenome.initial();
+    g = new ChessGenome(g.board(), g.cue(), g.votes(), g.retries(), g.parsing(), form);
+    return new HarnessCandidate("h0-chess-fen-chat", "the task's starting harness in the chat form ("
+        + form.reason() + "): the raw FEN, a generic 'Move:' cue, one sample", "none (starting point)",
+        "initial", render(g));
+  }
+
+  @Override
   public List<HarnessCandidate> propose(ArchiveView archive, int m, long seed, boolean promptOnly) {
     return propose(archive, m, seed, promptOnly, false);
   }

@@ -8,8 +8,11 @@ import java.util.List;
 public interface HarnessActivities {
   String TASK_QUEUE = "whale-harness";
 
-  /** The task's starting harness h0, stored and validated. */
-  CandidateInfo initialHarness(TaskRef task);
+  /**
+   * The task's starting harness h0 in {@code form} (spec harness.initialForm; null, as runs started
+   * before the field existed send it, is the completion form), stored and validated.
+   */
+  CandidateInfo initialHarness(TaskRef task, String form);
 
   /** M new candidates from the proposer, each stored and validated; also writes the archive tree. */
   List<CandidateInfo> propose(ProposeRequest request);
