@@ -125,6 +125,20 @@ public final class TemplateProposer implements TemplateLibrary {
       reason = percent(st.toolCallFraction()) + " of the model's completions are tool calls, which this"
           + " harness never runs; the TOOLS form offers the task's tools and runs the calls";
     }
+    // An instruction-tuned model that mostly fails in one form: ask it the way it was tuned to be
+    // asked (CHAT), and from CHAT offer the task's tools (TOOLS), before fine-tuning the prompt.
+    if (axis == Axis.FORM && st.episodes() > 0 && st.successRate() < 0.25) {
+      if (g.form() == HarnessGenome.Form.COMPLETION && n.form() == HarnessGenome.Form.CHAT) {
+        score += 4;
+        reason = "only " + percent(st.successRate()) + " of episodes succeeded with a completion "
+            + "prompt; an instruction-tuned model answers a question put to it through its chat "
+            + "template";
+      } else if (g.form() == HarnessGenome.Form.CHAT && n.form() == HarnessGenome.Form.TOOLS) {
+        score += 3;
+        reason = "only " + percent(st.successRate()) + " of episodes succeeded through the chat "
+            + "template; offering the task's tools lets the model hand the arithmetic to one";
+      }
+    }
     if (st.errorFraction() + st.timeoutFraction() > 0.2 && axis == Axis.DECOMPOSITION) {
       score += 2;
       reason = percent(st.errorFraction() + st.timeoutFraction()) + " of episodes failed; try "

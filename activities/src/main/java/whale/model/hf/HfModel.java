@@ -153,11 +153,15 @@ public final class HfModel implements Generator, AutoCloseable {
       CudaCheck.require();
     }
     NDManager manager = NDManager.newBaseManager(placement.cuda() ? Device.gpu() : Device.cpu());
+    LlamaDecoder decoder = null;
     try {
-      LlamaDecoder decoder = LlamaDecoder.load(dir, manager, placement.baseType());
+      decoder = LlamaDecoder.loadShared(dir, manager, placement.baseType());
       return new HfModel(dir, placement, manager, decoder, HfTokenizer.load(dir), stopStrings);
     } catch (IOException | RuntimeException e) {
       manager.close();
+      if (decoder != null) {
+        decoder.release();
+      }
       throw e;
     }
   }
@@ -439,6 +443,7 @@ public final class HfModel implements Generator, AutoCloseable {
       }
       tokenizer.close();
       manager.close();
+      decoder.release();
     });
     thread.shutdown();
   }

@@ -3,6 +3,7 @@ package whale.model.hf;
 import ai.djl.ndarray.NDArray;
 import ai.djl.ndarray.NDList;
 import ai.djl.ndarray.NDManager;
+import ai.djl.pytorch.jni.JniUtils;
 import ai.djl.ndarray.NDScope;
 import ai.djl.ndarray.index.NDIndex;
 import ai.djl.ndarray.types.DataType;
@@ -62,11 +63,21 @@ public final class KvSampler {
     Integer[] order = new Integer[rows.size()];
     Arrays.setAll(order, i -> i);
     Arrays.sort(order, Comparator.comparingInt(i -> rows.get(i).prompt().length));
-    for (int from = 0; from < order.length; from += CHUNK) {
-      Integer[] chunk = Arrays.copyOfRange(order, from, Math.min(order.length, from + CHUNK));
-      try (NDManager sub = manager.newSubManager()) {
-        sampleChunk(decoder, sub, rows, chunk, sampling, eos, padId, stop, out);
+    // No autograd while sampling. libtorch's grad mode is per thread and on by default; DJL turns it
+    // off only on the thread that started the engine. With LoRA adapters (which require grad) the
+    // KV cache, written in place, then chained every step's graph: sampling 128 rollouts from an
+    // RSFT step's SmolLM2-135M held 7 GB of activations until the chunk ended.
+    boolean grad = JniUtils.isGradMode();
+    JniUtils.setGradMode(false);
+    try {
+      for (int from = 0; from < order.length; from += CHUNK) {
+        Integer[] chunk = Arrays.copyOfRange(order, from, Math.min(order.length, from + CHUNK));
+        try (NDManager sub = manager.newSubManager()) {
+          sampleChunk(decoder, sub, rows, chunk, sampling, eos, padId, stop, out);
+        }
       }
+    } finally {
+      JniUtils.setGradMode(grad);
     }
     return out;
   }

@@ -74,6 +74,29 @@ public final class LlamaDecoder {
   /** A LoRA adapter on one projection: W x + scale * B (A x). A is [r, in], B is [out, r]. */
   public record Lora(NDArray a, NDArray b, float scale) {}
 
+  /**
+   * Base weights held once per process for every decoder loaded from one directory in one
+   * precision on one device ({@link #loadShared}): the training copy of an RSFT step, each cached
+   * sampling copy of a LoRA checkpoint and the base itself differ only in their adapters. Before,
+   * each held its own 538 MB of SmolLM2-135M (a worker's model cache holds four).
+   */
+  private static final class SharedBase {
+    final String key;
+    final NDManager manager;
+    final LinkedHashMap<String, NDArray> weights;
+    int users;
+
+    SharedBase(String key, NDManager manager, LinkedHashMap<String, NDArray> weights) {
+      this.key = key;
+      this.manager = manager;
+      this.weights = weights;
+    }
+  }
+
+  private static final Map<String, SharedBase> SHARED = new java.util.HashMap<>();
+  /** The shared base this decoder's weights are, or null once they are its own. */
+  private SharedBase shared;
+
   private LlamaDecoder(HfConfig config, LinkedHashMap<String, NDArray> weights, DataType baseType,
       NDManager manager) {
     this.config = config;
@@ -123,6 +146,63 @@ public final class LlamaDecoder {
       throw new IOException(dir + ": no " + HfTokenizer.FILE + " (whale reads fast tokenizers only)");
     }
     return config;
+  }
+
+  /**
+   * As {@link #load(Path, NDManager, DataType)}, the weights shared with every other decoder of the
+   * same directory, precision and device in this process (read once); {@link #release} gives them
+   * back. A shared weight is never written: fresh adapters train beside it, and full fine-tuning
+   * first takes a copy of its own ({@link #ownWeights}).
+   */
+  public static LlamaDecoder loadShared(Path dir, NDManager manager, DataType baseType)
+      throws IOException {
+    HfConfig config = HfConfig.read(dir);
+    String key = dir.toRealPath() + "|" + HfCheckpoint.fingerprint(dir) + "|" + baseType + "|"
+        + manager.getDevice();
+    synchronized (SHARED) {
+      SharedBase b = SHARED.get(key);
+      if (b == null) {
+        NDManager owner = NDManager.newBaseManager(manager.getDevice());
+        try {
+          b = new SharedBase(key, owner, load(dir, owner, baseType).weights);
+        } catch (IOException | RuntimeException e) {
+          owner.close();
+          throw e;
+        }
+        SHARED.put(key, b);
+      }
+      b.users++;
+      LlamaDecoder d = new LlamaDecoder(config, new LinkedHashMap<>(b.weights), baseType, manager);
+      d.shared = b;
+      return d;
+    }
+  }
+
+  /** Gives back shared weights (the last user frees them); a no-op for weights of its own. */
+  public void release() {
+    synchronized (SHARED) {
+      if (shared != null && --shared.users == 0) {
+        SHARED.remove(shared.key);
+        shared.manager.close();
+      }
+      shared = null;
+    }
+  }
+
+  /** Replaces shared weights by copies in {@code manager}, so that they can be trained. */
+  public void ownWeights(NDManager manager) {
+    synchronized (SHARED) {
+      if (shared == null) {
+        return;
+      }
+      for (Map.Entry<String, NDArray> e : weights.entrySet()) {
+        NDArray copy = e.getValue().duplicate();
+        copy.attach(manager);
+        copy.setName(e.getKey());
+        e.setValue(copy);
+      }
+    }
+    release();
   }
 
   /** Reads config.json and the safetensors weights of a model directory into {@code manager}. */

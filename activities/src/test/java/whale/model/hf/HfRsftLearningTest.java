@@ -23,7 +23,9 @@ import whale.model.SftExample;
  *
  * <p>Spread across processes: none. Warm-up 500 steps, 3 rounds, lr 4e-3 gave 0.234 -> 0.329 in
  * three JVMs under MKL's own dispatch, and 0.225 -> 0.370 under whale's default CPU pins (issue 25,
- * {@code CpuPins}; a fresh-clone CI run), seeded bytes being identical across processes either way.
+ * {@code CpuPins}; a fresh-clone CI run), seeded bytes being identical across processes either way;
+ * 0.291 -> 0.424 once the SFT loss took the output layer at completion positions only (issue 20,
+ * {@code SftTrainer.maskedNll}: the same loss, summed in another order).
  * Before that it ranged 0.265 to 0.384 over 10 JVMs: {@code LoraAdapters.TARGETS} was a
  * {@code Set.of}, whose iteration order is salted per JVM, so the seeded A matrices were drawn in a
  * different module order in every process. The bar, +0.04, is less than half the effect.
