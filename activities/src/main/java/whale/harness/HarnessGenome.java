@@ -41,14 +41,22 @@ public record HarnessGenome(PromptFormat format, Decomposition decomposition, in
 
     /** Room for one tool call in the TOOLS form: a Hermes call line is about 70 tokens. */
     public static final int TOOL_CALL_TOKENS = 80;
+    /**
+     * A chat turn's token limit per token of the genome's MAX_NEW_TOKENS: an instruction-tuned model
+     * writes a sentence or a short derivation before its answer (SmolLM2-135M-Instruct cut at 16
+     * tokens had rarely reached a number of its own).
+     */
+    public static final int CHAT_TOKENS_PER_ANSWER_TOKEN = 4;
 
     /** The Java expression of one model call on {@code prompt} in this form (any task's renderer). */
     public String call() {
       return switch (this) {
         case COMPLETION -> "ctx.generate(prompt, MAX_NEW_TOKENS)";
-        case CHAT -> "ctx.chat(List.of(Message.user(prompt)), ChatOptions.of(MAX_NEW_TOKENS)).content()";
-        case TOOLS -> "ChatHarness.converse(ctx, \"\", prompt,\n        ChatOptions.of(Math.max(MAX_NEW_TOKENS, "
-            + TOOL_CALL_TOKENS + ")).withTools(ctx.tools()), 2)";
+        case CHAT -> "ctx.chat(List.of(Message.user(prompt)), ChatOptions.of("
+            + CHAT_TOKENS_PER_ANSWER_TOKEN + " * MAX_NEW_TOKENS)).content()";
+        case TOOLS -> "ChatHarness.converse(ctx, \"\", prompt,\n        ChatOptions.of(Math.max("
+            + CHAT_TOKENS_PER_ANSWER_TOKEN + " * MAX_NEW_TOKENS, " + TOOL_CALL_TOKENS
+            + ")).withTools(ctx.tools()), 2)";
       };
     }
 

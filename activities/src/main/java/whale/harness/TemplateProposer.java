@@ -144,6 +144,9 @@ public final class TemplateProposer implements TemplateLibrary {
       reason = percent(st.errorFraction() + st.timeoutFraction()) + " of episodes failed; try "
           + n.decomposition() + " decomposition";
     }
+    if (axis == Axis.FORMAT && g.form() != HarnessGenome.Form.COMPLETION) {
+      score = 0; // a chat form sends no prefix or suffix: changing them changes nothing
+    }
     return new Judgement(score, reason);
   }
 

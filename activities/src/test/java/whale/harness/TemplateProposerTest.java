@@ -164,7 +164,7 @@ class TemplateProposerTest {
         HarnessGenome g = HarnessGenome.SPACE.fromSource(c.source());
         if (g.form() == HarnessGenome.Form.CHAT) {
           sawChat = true;
-          assertTrue(c.source().contains("ctx.chat(List.of(Message.user(prompt)), ChatOptions.of(MAX_NEW_TOKENS))"));
+          assertTrue(c.source().contains("ctx.chat(List.of(Message.user(prompt)), ChatOptions.of(4 * MAX_NEW_TOKENS))"));
           assertTrue(g.encode().endsWith(";form=CHAT") && c.name().endsWith("-chat"), g.encode());
           // through the builtin model's chat template the question reads as the pretraining format
           EpisodeRunner runner = new EpisodeRunner(new OneStepOracle(), TASK);
