@@ -23,7 +23,15 @@ import whale.workflows.activities.TaskRef;
  * harnesses and a small cache of loaded checkpoints (by content reference, so never stale).
  */
 public final class ActivityRuntime {
+  /** Most checkpoints cached for sampling. */
   private static final int MODEL_CACHE = 4;
+  /**
+   * Most native bytes the cached checkpoints hold of their own ({@code whale.modelCacheMb},
+   * default 768): LoRA checkpoints share their base and cost megabytes, but a full fine-tune's
+   * is a whole model (538 MB for SmolLM2-135M in float32), so by default one of those is kept.
+   */
+  private static final long MODEL_CACHE_BYTES =
+      Long.getLong("whale.modelCacheMb", 768) * 1024 * 1024;
 
   private final ArtifactStore store;
   private final HarnessCompiler compiler = new HarnessCompiler();
@@ -148,11 +156,17 @@ public final class ActivityRuntime {
     }
   }
 
+  /** Least recently used first, never the newest entry (the one about to be used). */
   private void evict() {
+    long bytes = 0;
+    for (Lease l : models.values()) {
+      bytes += l.bytes;
+    }
     var it = models.entrySet().iterator();
-    while (models.size() > MODEL_CACHE && it.hasNext()) {
+    while ((models.size() > MODEL_CACHE || bytes > MODEL_CACHE_BYTES) && models.size() > 1) {
       Lease old = it.next().getValue();
       it.remove();
+      bytes -= old.bytes;
       old.evicted = true;
       if (old.users == 0) {
         old.close(); // native memory: close as soon as nobody samples from it
@@ -163,12 +177,14 @@ public final class ActivityRuntime {
   private static final class Lease {
     final Generator model;
     final AutoCloseable closer;
+    final long bytes;
     int users;
     boolean evicted;
 
     <M extends Generator & AutoCloseable> Lease(M model) {
       this.model = model;
       this.closer = model;
+      this.bytes = model.residentBytes();
     }
 
     void close() {

@@ -60,9 +60,14 @@ public final class AdamW {
     return v.get(name);
   }
 
+  /** Restores a checkpoint's step count (the moments set by the caller, one at a time). */
+  public void restoreStepCount(long stepCount) {
+    this.step = stepCount;
+  }
+
   /** Restores a checkpoint's state: step count and moment values (same names and sizes). */
   public void restore(long stepCount, Map<String, float[]> first, Map<String, float[]> second) {
-    this.step = stepCount;
+    restoreStepCount(stepCount);
     for (String name : m.keySet()) {
       m.get(name).set(first.get(name));
       v.get(name).set(second.get(name));

@@ -42,6 +42,14 @@ public interface Generator {
     return java.util.Arrays.asList(out);
   }
 
+  /**
+   * Native memory this model holds of its own, that closing it frees (what a cache of loaded models
+   * counts against its byte budget); 0 for a model too small to matter.
+   */
+  default long residentBytes() {
+    return 0;
+  }
+
   /** The template that renders a chat for this model (HarnessContext.chat). */
   default whale.chat.ChatTemplate chatTemplate() {
     return whale.chat.ChatTemplate.builtin();

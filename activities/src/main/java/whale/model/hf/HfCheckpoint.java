@@ -48,16 +48,12 @@ public final class HfCheckpoint {
       HfExport.exportModel(model.decoder(), model.directory(), tmp, false);
     }
     AdamW opt = trainer.optimizer();
-    Map<String, float[]> values = new LinkedHashMap<>();
-    Map<String, long[]> shapes = new LinkedHashMap<>();
-    for (Map.Entry<String, NDArray> e : trainer.trainable().entrySet()) {
-      long[] shape = e.getValue().getShape().getShape();
-      values.put("m/" + e.getKey(), opt.firstMoment(e.getKey()).toFloatArray());
-      shapes.put("m/" + e.getKey(), shape);
-      values.put("v/" + e.getKey(), opt.secondMoment(e.getKey()).toFloatArray());
-      shapes.put("v/" + e.getKey(), shape);
+    Map<String, NDArray> moments = new LinkedHashMap<>();
+    for (String name : trainer.trainable().keySet()) {
+      moments.put("m/" + name, opt.firstMoment(name));
+      moments.put("v/" + name, opt.secondMoment(name));
     }
-    Safetensors.writeF32(tmp.resolve(OPTIMIZER), values, shapes);
+    HfExport.writeF32(tmp.resolve(OPTIMIZER), moments, n -> moments.get(n).toFloatArray());
     ObjectNode meta = JSON.createObjectNode();
     meta.put("finetune", lora ? "lora" : "full");
     meta.put("dtype", model.placement().dtype());
@@ -113,15 +109,15 @@ public final class HfCheckpoint {
     }
     try {
       Safetensors st = Safetensors.openFile(dir.resolve(OPTIMIZER));
-      Map<String, float[]> m = new LinkedHashMap<>();
-      Map<String, float[]> v = new LinkedHashMap<>();
+      AdamW opt = model.trainer().optimizer();
+      // one moment at a time, so loading holds at most one tensor's values in Java
       for (Map.Entry<String, NDArray> e : model.trainer().trainable().entrySet()) {
         long[] shape = e.getValue().getShape().getShape();
         String owner = "the trainable tensor " + e.getKey();
-        m.put(e.getKey(), st.read("m/" + e.getKey(), shape, owner));
-        v.put(e.getKey(), st.read("v/" + e.getKey(), shape, owner));
+        opt.firstMoment(e.getKey()).set(st.read("m/" + e.getKey(), shape, owner));
+        opt.secondMoment(e.getKey()).set(st.read("v/" + e.getKey(), shape, owner));
       }
-      model.trainer().optimizer().restore(meta.path("optimizerSteps").asLong(), m, v);
+      opt.restoreStepCount(meta.path("optimizerSteps").asLong());
     } catch (IOException | RuntimeException e) {
       model.close();
       throw e;

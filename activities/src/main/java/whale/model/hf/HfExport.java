@@ -33,8 +33,7 @@ public final class HfExport {
     int rank = -1;
     float scale = Float.NaN;
     TreeSet<String> targets = new TreeSet<>();
-    Map<String, float[]> values = new LinkedHashMap<>();
-    Map<String, long[]> shapes = new LinkedHashMap<>();
+    Map<String, NDArray> tensors = new LinkedHashMap<>();
     for (Map.Entry<String, LlamaDecoder.Lora> e : d.adapters().entrySet()) {
       LlamaDecoder.Lora l = e.getValue();
       int r = (int) l.a().getShape().get(0);
@@ -45,8 +44,8 @@ public final class HfExport {
       rank = r;
       scale = l.scale();
       targets.add(e.getKey().substring(e.getKey().lastIndexOf('.') + 1));
-      put(values, shapes, LoraAdapters.PREFIX + e.getKey() + ".lora_A.weight", l.a());
-      put(values, shapes, LoraAdapters.PREFIX + e.getKey() + ".lora_B.weight", l.b());
+      tensors.put(LoraAdapters.PREFIX + e.getKey() + ".lora_A.weight", l.a());
+      tensors.put(LoraAdapters.PREFIX + e.getKey() + ".lora_B.weight", l.b());
     }
     Files.createDirectories(out);
     ObjectMapper json = new ObjectMapper();
@@ -64,7 +63,7 @@ public final class HfExport {
     c.put("inference_mode", true);
     var t = c.putArray("target_modules");
     targets.forEach(t::add);
-    Safetensors.writeF32(out.resolve(LoraAdapters.WEIGHTS), values, shapes);
+    writeF32(out.resolve(LoraAdapters.WEIGHTS), tensors, name -> floats(tensors.get(name)));
     json.writerWithDefaultPrettyPrinter().writeValue(out.resolve(LoraAdapters.CONFIG).toFile(), c);
   }
 
@@ -78,24 +77,23 @@ public final class HfExport {
       throw new IllegalArgumentException("the model has LoRA adapters: export them with "
           + "exportAdapter, or merge them into the weights");
     }
-    Map<String, float[]> values = new LinkedHashMap<>();
-    Map<String, long[]> shapes = new LinkedHashMap<>();
-    for (Map.Entry<String, NDArray> e : d.weights().entrySet()) {
-      String module = e.getKey().endsWith(".weight")
-          ? e.getKey().substring(0, e.getKey().length() - ".weight".length()) : null;
+    Map<String, NDArray> weights = d.weights();
+    Files.createDirectories(out);
+    // one tensor at a time (merged on demand): a Java copy of the whole model would grow the heap
+    // by its size, and the JVM keeps a heap it has grown
+    writeF32(out.resolve(Safetensors.SINGLE), weights, name -> {
+      String module = name.endsWith(".weight")
+          ? name.substring(0, name.length() - ".weight".length()) : null;
       LlamaDecoder.Lora lora = module == null ? null : d.adapters().get(module);
       if (lora == null) {
-        put(values, shapes, e.getKey(), e.getValue());
-      } else {
-        try (NDArray w = e.getValue().toType(DataType.FLOAT32, true);
-            NDArray delta = lora.b().matMul(lora.a()).mul(lora.scale());
-            NDArray merged = w.add(delta)) {
-          put(values, shapes, e.getKey(), merged);
-        }
+        return floats(weights.get(name));
       }
-    }
-    Files.createDirectories(out);
-    Safetensors.writeF32(out.resolve(Safetensors.SINGLE), values, shapes);
+      try (NDArray w = weights.get(name).toType(DataType.FLOAT32, true);
+          NDArray delta = lora.b().matMul(lora.a()).mul(lora.scale());
+          NDArray merged = w.add(delta)) {
+        return merged.toFloatArray();
+      }
+    });
     ObjectMapper json = new ObjectMapper();
     ObjectNode config = (ObjectNode) json.readTree(baseDir.resolve(HfConfig.FILE).toFile());
     config.put(config.has("torch_dtype") ? "torch_dtype" : "dtype", "float32");
@@ -107,15 +105,24 @@ public final class HfExport {
     }
   }
 
-  private static void put(Map<String, float[]> values, Map<String, long[]> shapes, String name,
-      NDArray a) {
-    if (a.getDataType() != DataType.FLOAT32) { // a float16 base is written widened, exactly
-      try (NDArray wide = a.toType(DataType.FLOAT32, true)) {
-        values.put(name, wide.toFloatArray());
-      }
-    } else {
-      values.put(name, a.toFloatArray());
+  /**
+   * Writes {@code tensors} (names and shapes, in order) as float32 safetensors, asking {@code
+   * values} for one tensor's values at a time.
+   */
+  static void writeF32(Path file, Map<String, NDArray> tensors, Safetensors.TensorSource values)
+      throws IOException {
+    Map<String, long[]> shapes = new LinkedHashMap<>();
+    tensors.forEach((name, a) -> shapes.put(name, a.getShape().getShape()));
+    Safetensors.write(file, shapes, "F32", values);
+  }
+
+  /** A tensor's values as float32 (a float16 base is widened, exactly). */
+  static float[] floats(NDArray a) {
+    if (a.getDataType() == DataType.FLOAT32) {
+      return a.toFloatArray();
     }
-    shapes.put(name, a.getShape().getShape());
+    try (NDArray wide = a.toType(DataType.FLOAT32, true)) {
+      return wide.toFloatArray();
+    }
   }
 }

@@ -170,6 +170,11 @@ public final class HfModel implements Generator, AutoCloseable {
     return dir;
   }
 
+  @Override
+  public long residentBytes() {
+    return decoder.ownedBytes();
+  }
+
   public Placement placement() {
     return placement;
   }

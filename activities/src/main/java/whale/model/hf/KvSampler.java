@@ -26,8 +26,17 @@ import java.util.stream.IntStream;
  * token, so a completion does not depend on what else shares the batch.
  */
 public final class KvSampler {
-  /** Most rows sampled together: bounds the cache's native memory. */
+  /** Most rows sampled together. */
   static final int CHUNK = 64;
+
+  /**
+   * Native bytes a chunk may take ({@code whale.hf.sampleMb}, default 512): its KV cache (float32,
+   * every layer, prompt plus new tokens) and the prefill's attention scores (about four [heads,
+   * width, width] float arrays per row: scores, mask, softmax, its product). Long chat
+   * conversations of SmolLM2-135M (46 KB of cache per token) would otherwise need 1.8 GB for 64
+   * rows of 600 tokens.
+   */
+  static final long CHUNK_BYTES = Long.getLong("whale.hf.sampleMb", 512) * 1024 * 1024;
 
   /** One sequence to continue: prompt ids, seed of its sampling stream, most tokens to add. */
   public record Row(int[] prompt, long seed, int maxNewTokens) {}
@@ -70,16 +79,43 @@ public final class KvSampler {
     boolean grad = JniUtils.isGradMode();
     JniUtils.setGradMode(false);
     try {
-      for (int from = 0; from < order.length; from += CHUNK) {
-        Integer[] chunk = Arrays.copyOfRange(order, from, Math.min(order.length, from + CHUNK));
+      for (int from = 0; from < order.length; ) {
+        int to = chunkEnd(decoder.config(), rows, order, from, CHUNK_BYTES);
+        Integer[] chunk = Arrays.copyOfRange(order, from, to);
         try (NDManager sub = manager.newSubManager()) {
           sampleChunk(decoder, sub, rows, chunk, sampling, eos, padId, stop, out);
         }
+        from = to;
       }
     } finally {
       JniUtils.setGradMode(grad);
     }
     return out;
+  }
+
+  /**
+   * The end of the chunk that starts at {@code from} (rows in {@code order}, shortest prompt first):
+   * at most {@link #CHUNK} rows whose estimated native memory stays within {@code budget}, and
+   * always at least one row.
+   */
+  static int chunkEnd(HfConfig c, List<Row> rows, Integer[] order, int from, long budget) {
+    long cachePerToken = 2L * c.layers() * c.kvHeads() * c.headDim() * Float.BYTES;
+    int width = 0;
+    int maxNew = 0;
+    int to = from;
+    while (to < order.length && to - from < CHUNK) {
+      Row r = rows.get(order[to]);
+      int w = Math.max(width, r.prompt().length);
+      int n = Math.max(maxNew, Math.max(0, r.maxNewTokens()));
+      long perRow = (w + n) * cachePerToken + 4L * c.heads() * w * w * Float.BYTES;
+      if (to > from && (to - from + 1) * perRow > budget) {
+        break;
+      }
+      width = w;
+      maxNew = n;
+      to++;
+    }
+    return to;
   }
 
   private static void sampleChunk(LlamaDecoder decoder, NDManager m, List<Row> rows,

@@ -292,6 +292,21 @@ public final class LlamaDecoder {
     return bytes;
   }
 
+  /**
+   * Native bytes closing this decoder frees: its own weights (none while they are shared, see
+   * {@link #loadShared}) and its adapters.
+   */
+  public long ownedBytes() {
+    long bytes;
+    synchronized (SHARED) {
+      bytes = shared == null ? parameterBytes() : 0;
+    }
+    for (Lora l : adapters.values()) {
+      bytes += (l.a().size() + l.b().size()) * l.a().getDataType().getNumOfBytes();
+    }
+    return bytes;
+  }
+
   /** Parameter arrays by Hugging Face name. */
   public Map<String, NDArray> weights() {
     return Collections.unmodifiableMap(weights);
@@ -431,7 +446,9 @@ public final class LlamaDecoder {
     // (the mask's rows are tiled to match). One new token: [B,1,H,hd] already is that layout.
     q = t == 1 ? q.reshape(b, kvh, group, hd)
         : q.transpose(0, 2, 1, 3).reshape(b, kvh, (long) group * t, hd);
-    NDArray scores = matmul(q, k).mul(scoreScale).add(mask);
+    // scaled and masked in place: autograd then keeps one [B,H,T,S] array per layer (the softmax's
+    // output) where out-of-place ops kept three, and sampling's prefill holds fewer at once
+    NDArray scores = matmul(q, k).muli(scoreScale).addi(mask);
     NDArray y = matmul(scores.softmax(-1), v); // [B,kvH,gT,hd]
     y = t == 1 ? y.reshape(b, 1, (long) h * hd)
         : y.reshape(b, h, t, hd).transpose(0, 2, 1, 3).reshape(b, t, (long) h * hd);

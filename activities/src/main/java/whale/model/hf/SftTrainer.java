@@ -138,6 +138,13 @@ public final class SftTrainer implements AutoCloseable {
     }
   }
 
+  /**
+   * Most tokens (rows times the padded width) of one micro-batch ({@code whale.hf.sftMicroTokens},
+   * default 512): autograd keeps every layer's activations of a micro-batch until its backward
+   * pass, about 1 MB per token over SmolLM2-135M's 30 layers, more for long rows (attention).
+   */
+  static final int MICRO_TOKENS = Integer.getInteger("whale.hf.sftMicroTokens", 512);
+
   /** Forward, backward and one AdamW update on one minibatch; returns its loss before the update. */
   public float step(List<Example> batch, float lr) {
     return step(batch, lr, batch.size());
@@ -168,6 +175,24 @@ public final class SftTrainer implements AutoCloseable {
     return optimizer.stepCount();
   }
 
+  /**
+   * The end of the micro-batch that starts at {@code from}: at most {@code microRows} rows and,
+   * padded to the longest, at most {@code maxTokens} tokens (always at least one row).
+   */
+  static int microEnd(List<Example> batch, int from, int microRows, int context, int maxTokens) {
+    int width = 0;
+    int to = from;
+    while (to < batch.size() && to - from < microRows) {
+      int w = Math.max(width, Math.min(context, batch.get(to).ids().length - 1));
+      if (to > from && (long) (to - from + 1) * w > maxTokens) {
+        break;
+      }
+      width = w;
+      to++;
+    }
+    return to;
+  }
+
   private void backward(NDManager sub, List<Example> batch, int microRows, float[] lossOut) {
     if (microRows < 1) {
       throw new IllegalArgumentException("microRows must be >= 1: " + microRows);
@@ -175,12 +200,14 @@ public final class SftTrainer implements AutoCloseable {
     int context = decoder.config().maxPositions();
     List<Batch> micro = new java.util.ArrayList<>();
     float total = 0;
-    for (int from = 0; from < batch.size(); from += microRows) {
-      Batch b = Batch.of(batch.subList(from, Math.min(batch.size(), from + microRows)), context);
+    for (int from = 0; from < batch.size(); ) {
+      int to = microEnd(batch, from, microRows, context, MICRO_TOKENS);
+      Batch b = Batch.of(batch.subList(from, to), context);
       if (b.weightSum > 0) {
         micro.add(b);
         total += b.weightSum;
       }
+      from = to;
     }
     if (total == 0) {
       throw new IllegalArgumentException("minibatch has no completion token to learn from");

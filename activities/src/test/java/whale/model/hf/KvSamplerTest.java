@@ -82,6 +82,29 @@ class KvSamplerTest {
         .get(0));
   }
 
+  /** Chunks are cut by estimated native memory too: never over budget, never empty, at most CHUNK. */
+  @Test
+  void chunksStayWithinTheMemoryBudget() throws Exception {
+    HfConfig c = HfConfig.read(HfFixtures.dir("qwen2"));
+    List<KvSampler.Row> rows = new ArrayList<>();
+    for (int i = 0; i < 100; i++) {
+      rows.add(new KvSampler.Row(new int[10 + i], i, 8));
+    }
+    Integer[] order = IntStream.range(0, rows.size()).boxed().toArray(Integer[]::new);
+    long perToken = 2L * c.layers() * c.kvHeads() * c.headDim() * Float.BYTES;
+    // one row of the longest prompt so far: its cache plus four [heads, width, width] float arrays
+    java.util.function.IntToLongFunction cost =
+        w -> (w + 8) * perToken + 4L * c.heads() * w * w * Float.BYTES;
+    assertEquals(KvSampler.CHUNK, KvSampler.chunkEnd(c, rows, order, 0, Long.MAX_VALUE));
+    assertEquals(1, KvSampler.chunkEnd(c, rows, order, 0, 1), "at least one row, whatever the budget");
+    // rows 0..2 cost 3 x cost(12) (padded to the third's prompt); a fourth would need 4 x cost(13)
+    long budget = 3 * cost.applyAsLong(12);
+    assertTrue(4 * cost.applyAsLong(13) > budget);
+    assertEquals(3, KvSampler.chunkEnd(c, rows, order, 0, budget));
+    // from the middle: the count restarts there
+    assertEquals(41, KvSampler.chunkEnd(c, rows, order, 40, 2 * cost.applyAsLong(50) - 1));
+  }
+
   @Test
   void topKOneAndTinyTopPAreGreedy() {
     List<GenerationRequest> reqs = List.of(new GenerationRequest("What is 3 + 4?", 1, 10),

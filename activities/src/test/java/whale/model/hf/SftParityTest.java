@@ -86,6 +86,22 @@ class SftParityTest {
     }
   }
 
+  /** Micro-batches are cut by rows and by padded tokens; a row longer than the cap goes alone. */
+  @Test
+  void microBatchesStayWithinTheTokenCap() {
+    List<SftTrainer.Example> b = new java.util.ArrayList<>();
+    for (int len : new int[] {11, 11, 21, 101, 6, 6, 6, 6}) {
+      b.add(new SftTrainer.Example(new int[len], new boolean[len]));
+    }
+    // widths (ids - 1): 10 10 20 100 5 5 5 5; cap 40 tokens, 8 rows at most
+    assertEquals(2, SftTrainer.microEnd(b, 0, 8, 1024, 40)); // 2 x 10 fits, 3 x 20 does not
+    assertEquals(3, SftTrainer.microEnd(b, 2, 8, 1024, 40)); // 20 alone (2 x 100 > 40)
+    assertEquals(4, SftTrainer.microEnd(b, 3, 8, 1024, 40)); // 100 alone, over the cap
+    assertEquals(8, SftTrainer.microEnd(b, 4, 8, 1024, 40)); // 4 x 5 = 20
+    assertEquals(6, SftTrainer.microEnd(b, 4, 2, 1024, 40)); // the row cap
+    assertEquals(4, SftTrainer.microEnd(b, 2, 8, 15, 40)); // a 15-token context: 2 x 15 fits
+  }
+
   @ParameterizedTest
   @ValueSource(strings = {"llama", "qwen2"})
   void peftAdapterLogitsLossAndGradientsMatch(String model) throws Exception {
