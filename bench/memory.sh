@@ -72,14 +72,17 @@ compare_kb=$(peak_kb "$tmp/compare.log" whale compare "$spec" \
   --artifacts "$tmp/compare-artifacts")
 compare_s=$(( $(date +%s) - start ))
 grep '^|' "$tmp/compare.log" > "$tmp/table.txt" || true
-# An expected table holds for the instruction-set pins its first line names (whale.model.CpuPins);
-# a run under other pins computes other floats, so its table is not compared.
+# An expected table holds for the instruction-set pins its first line names and the CPU kind its
+# second names (whale.model.CpuPins): a run under other pins, or on a CPU of another vendor or
+# vector width, computes other floats, so its table is not compared.
 want_pins=$(sed -n '1s/^# //p' "$expected")
+want_cpu=$(sed -n '2s/^# cpu //p' "$expected")
 got_pins=$(grep -m1 '^cpu pins' "$tmp/compare.log" | sed 's/ (this CPU.*//' || true)
+got_cpu=$(grep -m1 '^cpu pins' "$tmp/compare.log" | sed -n 's/.*(this CPU: \([^)]*\)).*/\1/p' || true)
 grep -v '^#' "$expected" > "$tmp/expected.txt"
-if [ "$want_pins" != "$got_pins" ]; then
+if [ "$want_pins" != "$got_pins" ] || [ "$want_cpu" != "$got_cpu" ]; then
   same=pins
-  table="was not compared with $expected: the run had '$got_pins', the table needs '$want_pins'"
+  table="was not compared with $expected: the run had '$got_pins' on '$got_cpu', the table needs '$want_pins' on '$want_cpu'"
 elif cmp -s "$tmp/table.txt" "$tmp/expected.txt"; then
   same=yes
   table="equals $expected ($got_pins)"

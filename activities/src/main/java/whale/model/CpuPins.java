@@ -16,25 +16,29 @@ import java.util.Map;
 
 /**
  * Pins the instruction set of libtorch's CPU kernels, so that a seeded run gives the same bytes on
- * every x86-64 machine whose CPU offers AVX2 and FMA, not only on machines like the one that made
- * the expected numbers.
+ * every machine of one CPU kind (vendor and vector extensions), whichever kernels its libraries
+ * would pick by themselves.
  *
  * <p>libtorch picks its kernels by what the CPU offers, and kernels of other vector widths sum in
  * other orders: on an AVX2-only AMD EPYC the math comparison's base model scored 1.86 where an
- * AVX-512 machine scored 2.25 (issue 25). Two libraries choose, each read from the environment
+ * AVX-512 machine scored 2.25 (issue 25). Three libraries choose, each read from the environment
  * the first time it computes:
  *
  * <ul>
- *   <li>ATen's own kernels (softmax, layer norm, reductions, element-wise ops, small GEMMs):
+ *   <li>ATen's own kernels (softmax, log-softmax, cross-entropy, element-wise ops):
  *       {@code ATEN_CPU_CAPABILITY=avx2} instead of avx512 where the CPU has it;
- *   <li>oneMKL's SGEMM, which libtorch links statically: {@code MKL_CBWR=COMPATIBLE}, its
- *       conditional numerical reproducibility branch for every "Intel or compatible" CPU (SSE2
- *       code). Its AVX2 branch is not enough: on non-Intel CPUs MKL ignores it and dispatches as
- *       it likes (oneMKL's CNR guide), so AMD and Intel machines would still differ.
+ *   <li>oneMKL, which libtorch links statically, for SGEMM and for exp, log, tanh and sqrt (its
+ *       vector math): {@code MKL_CBWR=COMPATIBLE}, its conditional numerical reproducibility
+ *       branch for every "Intel or compatible" CPU (SSE2 code). Its AVX2 branch is not enough:
+ *       on non-Intel CPUs MKL ignores it and dispatches as it likes (oneMKL's CNR guide);
+ *   <li>oneDNN, which computes GELU (forward and backward) for float32 tensors:
+ *       {@code ONEDNN_MAX_CPU_ISA=AVX2}.
  * </ul>
  *
- * <p>oneDNN, also linked in, runs none of whale's float32 ops (no convolutions; float32 matmul
- * goes to MKL), but {@code ONEDNN_MAX_CPU_ISA=AVX2} caps it too, for models that would reach it.
+ * <p>That is not enough across CPU vendors: under these pins an Intel Xeon with AVX-512 and an
+ * AVX2-only AMD EPYC wrote different pretrained bytes ({@code CrossProcessDeterminismTest} holds
+ * both), while two Intel Xeons (with and without AMX) agreed op for op. Which kernel still tells
+ * the vendors apart is not known yet; {@link #describe} names the CPU kind beside the pins.
  *
  * <p>The setting is {@code -Dwhale.cpuPins} or {@code WHALE_CPU_PINS}: {@code avx2} (the default)
  * sets the three variables in this process's environment before the engine starts (setenv, which
@@ -111,13 +115,13 @@ public final class CpuPins {
 
   /**
    * One line for a worker's start: the mode, the kernels libtorch and MKL really chose (read back
-   * from them once the engine has run an op) and the CPU's vector extensions. For example
-   * {@code cpu pins avx2: ATen AVX2, MKL CNR COMPATIBLE (this CPU offers avx2 fma)}.
+   * from them once the engine has run an op) and the CPU's kind ({@link #kind}). For example
+   * {@code cpu pins avx2: ATen AVX2, MKL CNR COMPATIBLE (this CPU: AuthenticAMD fma avx2)}.
    */
   public static String describe() {
     List<String> flags = vectorFlags();
     return "cpu pins " + MODE.name().toLowerCase(Locale.ROOT) + ": ATen " + atenCapability()
-        + ", MKL CNR " + mklBranch() + " (this CPU offers " + String.join(" ", flags) + ")"
+        + ", MKL CNR " + mklBranch() + " (this CPU: " + kind() + ")"
         + (MODE == Mode.AVX2 && !(flags.contains("avx2") && flags.contains("fma"))
             ? "; WITHOUT AVX2 and FMA ATen falls back to other kernels and seeded results will "
                 + "differ from pinned machines'" : "");
@@ -168,6 +172,26 @@ public final class CpuPins {
   private static final Map<Integer, String> MKL_BRANCHES = Map.of(0, "OFF", 1, "BRANCH_OFF",
       2, "AUTO", 3, "COMPATIBLE", 4, "SSE2", 8, "SSE4_2", 9, "AVX", 10, "AVX2", 12, "AVX512",
       14, "AVX512_E1");
+
+  /**
+   * The CPU's kind as far as seeded bytes go: its vendor and the vector extensions that decide
+   * kernels, for example {@code GenuineIntel fma avx2 avx512f}. Pinned runs on machines of one kind
+   * write the same bytes; machines of other kinds may not (see the class comment).
+   */
+  public static String kind() {
+    String vendor = "?";
+    try {
+      for (String line : Files.readAllLines(Path.of("/proc/cpuinfo"))) {
+        if (line.startsWith("vendor_id")) {
+          vendor = line.substring(line.indexOf(':') + 1).trim();
+          break;
+        }
+      }
+    } catch (IOException e) {
+      // not Linux
+    }
+    return vendor + " " + String.join(" ", vectorFlags());
+  }
 
   /** The x86 vector extensions that decide kernels, as /proc/cpuinfo names them. */
   public static List<String> vectorFlags() {

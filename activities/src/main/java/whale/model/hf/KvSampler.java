@@ -31,10 +31,11 @@ public final class KvSampler {
 
   /**
    * Native bytes a chunk may take ({@code whale.hf.sampleMb}, default 512): its KV cache (float32,
-   * every layer, prompt plus new tokens) and the prefill's attention scores (about four [heads,
-   * width, width] float arrays per row: scores, mask, softmax, its product). Long chat
-   * conversations of SmolLM2-135M (46 KB of cache per token) would otherwise need 1.8 GB for 64
-   * rows of 600 tokens.
+   * every layer, prompt plus new tokens), one layer's prefill activations (five [width,
+   * intermediate] arrays of the SwiGLU MLP, about twelve [width, hidden] ones around them) and the
+   * prefill's attention scores (about four [heads, width, width] float arrays per row: scores,
+   * mask, softmax, its product). Long chat conversations of SmolLM2-135M (46 KB of cache and 59 KB
+   * of activations per token) would otherwise need 1.8 GB for 64 rows of 600 tokens.
    */
   static final long CHUNK_BYTES = Long.getLong("whale.hf.sampleMb", 512) * 1024 * 1024;
 
@@ -100,6 +101,7 @@ public final class KvSampler {
    */
   static int chunkEnd(HfConfig c, List<Row> rows, Integer[] order, int from, long budget) {
     long cachePerToken = 2L * c.layers() * c.kvHeads() * c.headDim() * Float.BYTES;
+    long activationsPerToken = (5L * c.intermediateSize() + 12L * c.hiddenSize()) * Float.BYTES;
     int width = 0;
     int maxNew = 0;
     int to = from;
@@ -107,7 +109,8 @@ public final class KvSampler {
       Row r = rows.get(order[to]);
       int w = Math.max(width, r.prompt().length);
       int n = Math.max(maxNew, Math.max(0, r.maxNewTokens()));
-      long perRow = (w + n) * cachePerToken + 4L * c.heads() * w * w * Float.BYTES;
+      long perRow = (w + n) * cachePerToken + w * activationsPerToken
+          + 4L * c.heads() * w * w * Float.BYTES;
       if (to > from && (to - from + 1) * perRow > budget) {
         break;
       }

@@ -92,9 +92,11 @@ class KvSamplerTest {
     }
     Integer[] order = IntStream.range(0, rows.size()).boxed().toArray(Integer[]::new);
     long perToken = 2L * c.layers() * c.kvHeads() * c.headDim() * Float.BYTES;
-    // one row of the longest prompt so far: its cache plus four [heads, width, width] float arrays
+    long act = (5L * c.intermediateSize() + 12L * c.hiddenSize()) * Float.BYTES;
+    // one row of the longest prompt so far: its cache, one layer's activations and four [heads,
+    // width, width] float arrays
     java.util.function.IntToLongFunction cost =
-        w -> (w + 8) * perToken + 4L * c.heads() * w * w * Float.BYTES;
+        w -> (w + 8) * perToken + w * act + 4L * c.heads() * w * w * Float.BYTES;
     assertEquals(KvSampler.CHUNK, KvSampler.chunkEnd(c, rows, order, 0, Long.MAX_VALUE));
     assertEquals(1, KvSampler.chunkEnd(c, rows, order, 0, 1), "at least one row, whatever the budget");
     // rows 0..2 cost 3 x cost(12) (padded to the third's prompt); a fourth would need 4 x cost(13)
