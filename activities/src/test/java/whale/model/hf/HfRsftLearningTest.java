@@ -25,10 +25,12 @@ import whale.model.SftExample;
  * three JVMs under MKL's own dispatch, and 0.225 -> 0.370 under whale's default CPU pins (issue 25,
  * {@code CpuPins}; a fresh-clone CI run), seeded bytes being identical across processes either way;
  * 0.291 -> 0.424 once the SFT loss took the output layer at completion positions only (issue 20,
- * {@code SftTrainer.maskedNll}: the same loss, summed in another order).
+ * {@code SftTrainer.maskedNll}: the same loss, summed in another order), on an AMD EPYC; an Intel
+ * Xeon (AVX-512) under the same pins computes other floats and gave 0.210 -> 0.288 (+0.078,
+ * fresh-clone CI, 2026-12-04).
  * Before that it ranged 0.265 to 0.384 over 10 JVMs: {@code LoraAdapters.TARGETS} was a
  * {@code Set.of}, whose iteration order is salted per JVM, so the seeded A matrices were drawn in a
- * different module order in every process. The bar, +0.04, is less than half the effect.
+ * different module order in every process. The bar, +0.04, is about half the smallest effect.
  */
 class HfRsftLearningTest {
   static final int WARMUP = Integer.getInteger("hf.warmup", 500);

@@ -25,7 +25,10 @@ import whale.workflows.activities.TaskRef;
  * JVMs (a full suite, two fresh-clone CI runs) all gave 0.563 -> 0.619: no spread across processes,
  * and the effect is nearly three times the +0.02 bar. Those were under MKL's own dispatch; under
  * whale's default CPU pins (issue 25, {@code CpuPins}) a fresh-clone CI run gave 0.393 -> 0.531,
- * seven times the bar (1304 s beside the rest of the module: MKL's compatible SGEMM is slower).
+ * seven times the bar (1304 s beside the rest of the module: MKL's compatible SGEMM is slower),
+ * on an AMD EPYC; the same pins on an Intel Xeon (AVX-512), which computes other floats, gave
+ * 0.520 -> 0.578 (fresh-clone CI, 2026-12-04). One seed is one draw: the smallest of the three
+ * effects seen, +0.056, is still near three times the bar.
  */
 class SearchQaLearningTest {
   @TempDir static Path dir;
