@@ -446,9 +446,7 @@ public final class LlamaDecoder {
     // (the mask's rows are tiled to match). One new token: [B,1,H,hd] already is that layout.
     q = t == 1 ? q.reshape(b, kvh, group, hd)
         : q.transpose(0, 2, 1, 3).reshape(b, kvh, (long) group * t, hd);
-    // scaled and masked in place: autograd then keeps one [B,H,T,S] array per layer (the softmax's
-    // output) where out-of-place ops kept three, and sampling's prefill holds fewer at once
-    NDArray scores = matmul(q, k).muli(scoreScale).addi(mask);
+    NDArray scores = matmul(q, k).mul(scoreScale).add(mask);
     NDArray y = matmul(scores.softmax(-1), v); // [B,kvH,gT,hd]
     y = t == 1 ? y.reshape(b, 1, (long) h * hd)
         : y.reshape(b, h, t, hd).transpose(0, 2, 1, 3).reshape(b, t, (long) h * hd);
