@@ -53,7 +53,7 @@ public final class HfCheckpoint {
       moments.put("m/" + name, opt.firstMoment(name));
       moments.put("v/" + name, opt.secondMoment(name));
     }
-    HfExport.writeF32(tmp.resolve(OPTIMIZER), moments, n -> moments.get(n).toFloatArray());
+    HfExport.writeF32(tmp.resolve(OPTIMIZER), moments);
     ObjectNode meta = JSON.createObjectNode();
     meta.put("finetune", lora ? "lora" : "full");
     meta.put("dtype", model.placement().dtype());

@@ -63,7 +63,7 @@ public final class HfExport {
     c.put("inference_mode", true);
     var t = c.putArray("target_modules");
     targets.forEach(t::add);
-    writeF32(out.resolve(LoraAdapters.WEIGHTS), tensors, name -> floats(tensors.get(name)));
+    writeF32(out.resolve(LoraAdapters.WEIGHTS), tensors);
     json.writerWithDefaultPrettyPrinter().writeValue(out.resolve(LoraAdapters.CONFIG).toFile(), c);
   }
 
@@ -114,6 +114,11 @@ public final class HfExport {
     Map<String, long[]> shapes = new LinkedHashMap<>();
     tensors.forEach((name, a) -> shapes.put(name, a.getShape().getShape()));
     Safetensors.write(file, shapes, "F32", values);
+  }
+
+  /** Writes {@code tensors} as float32 safetensors, one tensor's values at a time. */
+  static void writeF32(Path file, Map<String, NDArray> tensors) throws IOException {
+    writeF32(file, tensors, name -> floats(tensors.get(name)));
   }
 
   /** A tensor's values as float32 (a float16 base is widened, exactly). */

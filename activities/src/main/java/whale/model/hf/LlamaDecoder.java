@@ -287,9 +287,13 @@ public final class LlamaDecoder {
   public long parameterBytes() {
     long bytes = 0;
     for (NDArray w : weights.values()) {
-      bytes += w.size() * w.getDataType().getNumOfBytes();
+      bytes += bytes(w);
     }
     return bytes;
+  }
+
+  private static long bytes(NDArray a) {
+    return a.size() * a.getDataType().getNumOfBytes();
   }
 
   /**
@@ -302,7 +306,7 @@ public final class LlamaDecoder {
       bytes = shared == null ? parameterBytes() : 0;
     }
     for (Lora l : adapters.values()) {
-      bytes += (l.a().size() + l.b().size()) * l.a().getDataType().getNumOfBytes();
+      bytes += bytes(l.a()) + bytes(l.b());
     }
     return bytes;
   }
