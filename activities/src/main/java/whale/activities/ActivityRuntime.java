@@ -9,6 +9,7 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
 import whale.harness.HarnessCompiler;
+import whale.model.NativeHeap;
 import whale.model.Generator;
 import whale.model.LanguageModel;
 import whale.sandbox.EpisodeExecutor;
@@ -154,6 +155,25 @@ public final class ActivityRuntime {
         }
       }
     }
+  }
+
+  /**
+   * Closes every cached model nobody is sampling from, and gives the freed native memory back. For
+   * a step about to hold several model-sized buffers of its own; the cache refills on demand.
+   */
+  public void dropIdleModels() {
+    synchronized (models) {
+      var it = models.entrySet().iterator();
+      while (it.hasNext()) {
+        Lease l = it.next().getValue();
+        if (l.users == 0) {
+          it.remove();
+          l.evicted = true;
+          l.close();
+        }
+      }
+    }
+    NativeHeap.trim();
   }
 
   /** Least recently used first, never the newest entry (the one about to be used). */

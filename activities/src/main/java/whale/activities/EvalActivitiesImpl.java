@@ -22,7 +22,17 @@ public class EvalActivitiesImpl implements EvalActivities {
   @Override
   public MeanAtKResult evaluate(EvalRequest req) {
     return ActivityHeartbeat.during(req.label(), () ->
-        Memo.once(runtime.store(), "evaluate", req, MeanAtKResult.class, () -> run(req)));
+        Memo.once(runtime.store(), "evaluate", memoKey(req), MeanAtKResult.class, () -> run(req)));
+  }
+
+  /**
+   * The request without its label, which only names progress lines: schedules label the same
+   * evaluation differently ("round 1 weight end", "round 1 step 4"), and a comparison's cells must
+   * find each other's identical evaluations (issue 24).
+   */
+  static EvalRequest memoKey(EvalRequest req) {
+    return new EvalRequest(req.task(), req.checkpointRef(), req.harnessRef(), req.split(), req.k(),
+        req.seed(), req.episodes(), null);
   }
 
   private MeanAtKResult run(EvalRequest req) {

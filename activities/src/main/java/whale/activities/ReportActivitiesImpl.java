@@ -10,7 +10,8 @@ import whale.workflows.activities.ReportRequest;
 
 /**
  * Renders a comparison report and stores it twice: browsable under
- * {@code named/reports/<reportKey>/} (report.md, plot.png, report.html) and content-addressed (the
+ * {@code named/reports/<reportKey>/} (report.md, plot.png, plot-wall.png where the runs have
+ * evaluation times, report.html) and content-addressed (the
  * PNG and the page), whose references the workflow keeps. Idempotent without a memo: rendering is
  * pure and cheap, so a retry writes the same bytes to the same names and gets the same references.
  * Bad input fails with {@link IllegalArgumentException} (see {@link ComparisonRenderer}).
@@ -38,6 +39,9 @@ public class ReportActivitiesImpl implements ReportActivities {
         r.markdown().getBytes(StandardCharsets.UTF_8));
     ArtifactStore.writeAtomically(png, r.png());
     ArtifactStore.writeAtomically(html, r.html());
+    if (r.wallPng() != null) {
+      ArtifactStore.writeAtomically(dir.resolve("plot-wall.png"), r.wallPng());
+    }
     return new ComparisonReport(r.table(), store.putBytes(r.png()), store.putBytes(r.html()),
         png.toString(), html.toString());
   }

@@ -162,6 +162,12 @@ public class WeightActivitiesImpl implements WeightActivities {
     if (HfPolicy.isHf(runtime.store(), checkpointRef)) {
       // LoRA or full as the base descriptor says; a step's checkpoint keeps the mode
       HfModel m = HfPolicy.loadForTraining(runtime.store(), checkpointRef);
+      if (m.trainsAllWeights()) {
+        // Its weights, gradients and AdamW's two moments are four copies of the model: the cached
+        // sampling copies (the shared base, the last checkpoint: up to 768 MB on SmolLM2-135M) go
+        // first and are reloaded when next sampled from (issue 20's 5 GB bound).
+        runtime.dropIdleModels();
+      }
       return new Trainee() {
         @Override
         public Generator generator() {

@@ -20,7 +20,8 @@ final class HtmlReport {
 
   private HtmlReport() {}
 
-  static String page(String title, int k, List<ScheduleStats> stats, String svg, byte[] png) {
+  static String page(String title, int k, List<ScheduleStats> stats, String svg, byte[] png,
+      String wallSvg, byte[] wallPng) {
     StringBuilder b = new StringBuilder();
     String t = Text.html(title);
     b.append("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n")
@@ -28,13 +29,11 @@ final class HtmlReport {
         .append("</style>\n</head>\n<body>\n<h1>").append(t).append("</h1>\n");
     results(b, k, stats);
     b.append("<p class=\"note\">").append(Text.html(MarkdownReport.note(k))).append("</p>\n");
-    b.append("<figure>\n").append(svg).append("<figcaption class=\"note\">")
-        .append(Text.html(PlotData.caption(k))).append("</figcaption>\n</figure>\n");
-    b.append("<details><summary>The plot as PNG</summary>\n<img alt=\"")
-        .append(Text.html("test mean@" + k + " against training rollouts")).append("\" width=\"")
-        .append(SvgPlot.WIDTH).append("\" height=\"").append(SvgPlot.HEIGHT)
-        .append("\" src=\"data:image/png;base64,").append(Base64.getEncoder().encodeToString(png))
-        .append("\">\n</details>\n");
+    paired(b, k, stats);
+    figure(b, k, svg, png, PlotData.Along.ROLLOUTS);
+    if (wallSvg != null) {
+      figure(b, k, wallSvg, wallPng, PlotData.Along.WALL);
+    }
     runs(b, k, stats);
     b.append("</body>\n</html>\n");
     return b.toString();
@@ -46,20 +45,48 @@ final class HtmlReport {
         .append("<th class=\"num\">best mean@").append(k).append(" (%)</th>")
         .append("<th class=\"num\">rollouts to best</th><th class=\"num\">rollouts</th></tr>")
         .append("</thead>\n<tbody>\n");
-    double top = MarkdownReport.best(stats);
-    for (ScheduleStats s : stats) {
-      boolean isBest = s.bestMean() == top;
-      b.append(isBest ? "<tr class=\"best\">" : "<tr>")
-          .append("<td>").append(Text.html(s.schedule())).append(isBest ? " (best)" : "")
-          .append("</td>");
+    List<ScheduleStats.Mark> marks = ScheduleStats.marks(stats);
+    for (int i = 0; i < stats.size(); i++) {
+      ScheduleStats s = stats.get(i);
+      ScheduleStats.Mark mark = marks.get(i);
+      b.append(mark == ScheduleStats.Mark.BEST ? "<tr class=\"best\">" : "<tr>")
+          .append("<td>").append(Text.html(s.schedule())).append(switch (mark) {
+            case BEST -> " (best)";
+            case TIED -> " (tied)";
+            case NONE -> "";
+          }).append("</td>");
       num(b, Integer.toString(s.seeds()));
-      num(b, Text.meanSd(s.baseMean(), s.baseSd()));
-      num(b, Text.meanSd(s.bestMean(), s.bestSd()));
+      num(b, Text.interval(s.base()));
+      num(b, Text.interval(s.best()));
       num(b, Text.count(s.rolloutsAtBestMean()));
       num(b, Text.count(s.rolloutsMean()));
       b.append("</tr>\n");
     }
     b.append("</tbody>\n</table>\n");
+  }
+
+  private static void figure(StringBuilder b, int k, String svg, byte[] png,
+      PlotData.Along along) {
+    b.append("<figure>\n").append(svg).append("<figcaption class=\"note\">")
+        .append(Text.html(PlotData.caption(k, along))).append("</figcaption>\n</figure>\n");
+    b.append("<details><summary>The plot as PNG</summary>\n<img alt=\"")
+        .append(Text.html("test mean@" + k + " against " + along.title)).append("\" width=\"")
+        .append(SvgPlot.WIDTH).append("\" height=\"").append(SvgPlot.HEIGHT)
+        .append("\" src=\"data:image/png;base64,").append(Base64.getEncoder().encodeToString(png))
+        .append("\">\n</details>\n");
+  }
+
+  private static void paired(StringBuilder b, int k, List<ScheduleStats> stats) {
+    List<PairedDifference> paired = PairedDifference.of(stats);
+    if (paired.isEmpty()) {
+      return;
+    }
+    b.append("<p>").append(Text.html(MarkdownReport.pairedTitle(k)))
+        .append("</p>\n<ul class=\"paired\">\n");
+    for (PairedDifference p : paired) {
+      b.append("<li>").append(p.sentence(Text::html)).append("</li>\n");
+    }
+    b.append("</ul>\n");
   }
 
   private static void runs(StringBuilder b, int k, List<ScheduleStats> stats) {

@@ -34,7 +34,7 @@ final class PngPlot {
 
   static byte[] png(PlotData d) {
     XYChart chart = new XYChartBuilder().width(SvgPlot.WIDTH).height(SvgPlot.HEIGHT)
-        .title(d.title()).xAxisTitle(PlotData.X_TITLE).yAxisTitle(d.yTitle()).build();
+        .title(d.title()).xAxisTitle(d.xTitle()).yAxisTitle(d.yTitle()).build();
     style(chart, d);
     // Legend names first, so a seed series never takes a name the legend needs.
     Set<String> names = new HashSet<>();
@@ -43,18 +43,39 @@ final class PngPlot {
       legend.add(unique(names, Text.shorten(line.schedule(), 24)));
     }
     for (PlotData.Line line : d.lines()) {
+      if (line.lo() == null) {
+        continue;
+      }
+      // The interval band first, so the lines draw over it.
+      double[][] p = Curve.polygon(line.lo(), line.hi());
+      double[] pct = new double[p[1].length];
+      double[] xs = new double[p[0].length];
+      for (int i = 0; i < pct.length; i++) {
+        pct[i] = 100 * p[1][i];
+        xs[i] = p[0][i] / d.along().unit;
+      }
+      XYSeries band = chart.addSeries(unique(names, line.schedule() + " interval"), xs, pct);
+      band.setXYSeriesRenderStyle(XYSeries.XYSeriesRenderStyle.PolygonArea);
+      band.setFillColor(new Color(line.color().getRed(), line.color().getGreen(),
+          line.color().getBlue(), 38));
+      band.setLineColor(new Color(0, 0, 0, 0));
+      band.setMarker(SeriesMarkers.NONE);
+      band.setShowInLegend(false);
+    }
+    for (PlotData.Line line : d.lines()) {
       Color faint = new Color(line.color().getRed(), line.color().getGreen(),
           line.color().getBlue(), 90);
       int i = 0;
       for (Curve seed : line.seeds()) {
-        XYSeries s = series(chart, unique(names, line.schedule() + " seed " + i++), seed, faint, 1f);
+        XYSeries s = series(chart, unique(names, line.schedule() + " seed " + i++), seed, faint, 1f,
+            d.along().unit);
         s.setShowInLegend(false);
       }
     }
     for (int i = 0; i < d.lines().size(); i++) {
       // Added last so the means draw over the seeds.
       PlotData.Line line = d.lines().get(i);
-      series(chart, legend.get(i), line.mean(), line.color(), 2.5f);
+      series(chart, legend.get(i), line.mean(), line.color(), 2.5f, d.along().unit);
     }
     try {
       return BitmapEncoder.getBitmapBytes(chart, BitmapEncoder.BitmapFormat.PNG);
@@ -63,13 +84,16 @@ final class PngPlot {
     }
   }
 
-  private static XYSeries series(XYChart chart, String name, Curve c, Color color, float width) {
+  private static XYSeries series(XYChart chart, String name, Curve c, Color color, float width,
+      double unit) {
     double[][] p = c.polyline();
     double[] pct = new double[p[1].length];
+    double[] xs = new double[p[0].length];
     for (int i = 0; i < pct.length; i++) {
       pct[i] = 100 * p[1][i];
+      xs[i] = p[0][i] / unit;
     }
-    XYSeries s = chart.addSeries(name, p[0], pct);
+    XYSeries s = chart.addSeries(name, xs, pct);
     s.setLineColor(color);
     s.setLineWidth(width);
     s.setLineStyle(new BasicStroke(width, BasicStroke.CAP_ROUND, BasicStroke.JOIN_ROUND));

@@ -8,15 +8,18 @@ import java.util.function.ToDoubleFunction;
 import whale.workflows.activities.ComparisonRun;
 
 /**
- * One row of the results table: a schedule's runs summarised over seeds. Means and sample standard
- * deviations (n − 1); the sd is NaN for a single seed, where it is undefined.
+ * One row of the results table: a schedule's runs summarised over seeds. Base and best test
+ * mean@k as a mean with its 95 % {@link Interval} (none for a single seed); rollouts as means.
  */
-public record ScheduleStats(String schedule, List<ComparisonRun> runs, double baseMean,
-    double baseSd, double bestMean, double bestSd, double rolloutsAtBestMean,
-    double rolloutsMean) {
+public record ScheduleStats(String schedule, List<ComparisonRun> runs, Interval base,
+    Interval best, double rolloutsAtBestMean, double rolloutsMean) {
 
   public int seeds() {
     return runs.size();
+  }
+
+  public double bestMean() {
+    return best.mean();
   }
 
   /** One entry per schedule, in the order the schedules first appear among the runs. */
@@ -27,30 +30,43 @@ public record ScheduleStats(String schedule, List<ComparisonRun> runs, double ba
     }
     List<ScheduleStats> out = new ArrayList<>();
     bySchedule.forEach((schedule, rs) -> out.add(new ScheduleStats(schedule, List.copyOf(rs),
-        mean(rs, ComparisonRun::baseMeanAtK), sd(rs, ComparisonRun::baseMeanAtK),
-        mean(rs, ComparisonRun::bestMeanAtK), sd(rs, ComparisonRun::bestMeanAtK),
-        mean(rs, r -> r.rolloutsAtBest()), mean(rs, r -> r.rollouts()))));
+        interval(rs, ComparisonRun::baseMeanAtK), interval(rs, ComparisonRun::bestMeanAtK),
+        interval(rs, r -> r.rolloutsAtBest()).mean(), interval(rs, r -> r.rollouts()).mean())));
     return out;
   }
 
-  static double mean(List<ComparisonRun> rs, ToDoubleFunction<ComparisonRun> f) {
-    double sum = 0;
-    for (ComparisonRun r : rs) {
-      sum += f.applyAsDouble(r);
+  /**
+   * Which rows the table marks: {@code best} when the top row's interval clears every other row's,
+   * else {@code tied} for the top row and every row whose interval overlaps the top's (one seed
+   * has no interval, so it overlaps everything), {@code none} for the rest.
+   */
+  enum Mark { BEST, TIED, NONE }
+
+  static List<Mark> marks(List<ScheduleStats> stats) {
+    ScheduleStats top = stats.get(0);
+    for (ScheduleStats s : stats) {
+      if (s.bestMean() > top.bestMean()) {
+        top = s;
+      }
     }
-    return sum / rs.size();
+    boolean alone = true;
+    for (ScheduleStats s : stats) {
+      if (s != top && s.best().overlaps(top.best())) {
+        alone = false;
+      }
+    }
+    List<Mark> out = new ArrayList<>();
+    for (ScheduleStats s : stats) {
+      if (s == top) {
+        out.add(alone ? Mark.BEST : Mark.TIED);
+      } else {
+        out.add(!alone && s.best().overlaps(top.best()) ? Mark.TIED : Mark.NONE);
+      }
+    }
+    return out;
   }
 
-  static double sd(List<ComparisonRun> rs, ToDoubleFunction<ComparisonRun> f) {
-    if (rs.size() < 2) {
-      return Double.NaN;
-    }
-    double m = mean(rs, f);
-    double ss = 0;
-    for (ComparisonRun r : rs) {
-      double d = f.applyAsDouble(r) - m;
-      ss += d * d;
-    }
-    return Math.sqrt(ss / (rs.size() - 1));
+  private static Interval interval(List<ComparisonRun> rs, ToDoubleFunction<ComparisonRun> f) {
+    return Interval.of(rs.stream().mapToDouble(f).toArray());
   }
 }

@@ -22,10 +22,15 @@ final class SvgPlot {
     b.append("<svg width=\"").append(WIDTH).append("\" height=\"").append(HEIGHT)
         .append("\" viewBox=\"0 0 ").append(WIDTH).append(' ').append(HEIGHT)
         .append("\" font-family=\"sans-serif\" font-size=\"12\" role=\"img\" aria-label=\"")
-        .append(Text.html(d.yTitle() + " against " + PlotData.X_TITLE)).append("\">\n");
+        .append(Text.html(d.yTitle() + " against " + d.xTitle())).append("\">\n");
     b.append("<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n");
     b.append(text(WIDTH / 2.0, 26, "middle", "font-size=\"15\" font-weight=\"bold\"", d.title()));
     axes(b, d);
+    for (PlotData.Line line : d.lines()) {
+      if (line.lo() != null) {
+        band(b, d, line);
+      }
+    }
     for (PlotData.Line line : d.lines()) {
       for (Curve seed : line.seeds()) {
         polyline(b, d, seed, line.color(), 1, 0.35);
@@ -49,7 +54,7 @@ final class SvgPlot {
           LEFT, py, RIGHT, py));
     }
     for (int i = 0; i <= x.ticks(); i++) {
-      double px = px(d, x.tick(i));
+      double px = LEFT + (RIGHT - LEFT) * x.tick(i) / x.max();
       b.append(String.format(Locale.ROOT, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\"/>%n",
           px, TOP, px, BOTTOM));
     }
@@ -60,9 +65,9 @@ final class SvgPlot {
       b.append(text(LEFT - 6, py(d, y.tick(i) / 100) + 4, "end", "", Axis.label(y.tick(i))));
     }
     for (int i = 0; i <= x.ticks(); i++) {
-      b.append(text(px(d, x.tick(i)), BOTTOM + 16, "middle", "", Axis.label(x.tick(i))));
+      b.append(text(LEFT + (RIGHT - LEFT) * x.tick(i) / x.max(), BOTTOM + 16, "middle", "", Axis.label(x.tick(i))));
     }
-    b.append(text((LEFT + RIGHT) / 2.0, BOTTOM + 40, "middle", "", PlotData.X_TITLE));
+    b.append(text((LEFT + RIGHT) / 2.0, BOTTOM + 40, "middle", "", d.xTitle()));
     double midY = (TOP + BOTTOM) / 2.0;
     b.append(text(18, midY, "middle",
         String.format(Locale.ROOT, "transform=\"rotate(-90 18 %.1f)\"", midY), d.yTitle()));
@@ -89,6 +94,17 @@ final class SvgPlot {
     b.append("\"/>\n");
   }
 
+  private static void band(StringBuilder b, PlotData d, PlotData.Line line) {
+    double[][] p = Curve.polygon(line.lo(), line.hi());
+    b.append("<polygon fill=\"").append(hex(line.color()))
+        .append("\" fill-opacity=\"0.15\" stroke=\"none\" points=\"");
+    for (int i = 0; i < p[0].length; i++) {
+      b.append(String.format(Locale.ROOT, i == 0 ? "%.1f,%.1f" : " %.1f,%.1f", px(d, p[0][i]),
+          py(d, p[1][i])));
+    }
+    b.append("\"/>\n");
+  }
+
   private static void legend(StringBuilder b, PlotData d) {
     int x0 = RIGHT + 16;
     int y0 = TOP + 8;
@@ -108,8 +124,9 @@ final class SvgPlot {
         x, y, anchor, attrs.isEmpty() ? "" : " " + attrs, Text.html(s));
   }
 
-  private static double px(PlotData d, double rollouts) {
-    return LEFT + (RIGHT - LEFT) * rollouts / d.xAxis().max();
+  /** A curve's x (rollouts, or seconds along wall time) in pixels. */
+  private static double px(PlotData d, double x) {
+    return LEFT + (RIGHT - LEFT) * (x / d.along().unit) / d.xAxis().max();
   }
 
   private static double py(PlotData d, double fraction) {

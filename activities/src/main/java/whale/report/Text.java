@@ -45,9 +45,9 @@ final class Text {
     return String.format(Locale.ROOT, "%.2f", 100 * fraction);
   }
 
-  /** mean ± sample sd in percent; "± —" where the sd is undefined (one seed). */
-  static String meanSd(double mean, double sd) {
-    return pct(mean) + " ± " + (Double.isNaN(sd) ? "—" : pct(sd));
+  /** A mean and its 95 % interval in percent, "mean [lo, hi]"; "mean [—]" for one seed. */
+  static String interval(Interval i) {
+    return pct(i.mean()) + (i.defined() ? " [" + pct(i.lo()) + ", " + pct(i.hi()) + "]" : " [—]");
   }
 
   static String count(double v) {

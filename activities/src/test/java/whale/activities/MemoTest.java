@@ -7,6 +7,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
+import whale.workflows.activities.EvalRequest;
+import whale.workflows.activities.TaskRef;
 import org.junit.jupiter.api.io.TempDir;
 import whale.store.ArtifactStore;
 
@@ -54,5 +56,32 @@ class MemoTest {
     assertEquals(4, runs.get());
     assertEquals(first, Memo.once(store, "rsft-step", req, Result.class, work));
     assertEquals(4, runs.get(), "and the repaired memo is trusted again");
+  }
+
+  /**
+   * Two schedules label the same test evaluation differently; a comparison's cells must still find
+   * each other's result: the label is not part of the evaluation's memo key, everything else is.
+   */
+  @Test
+  void evaluationsDifferingOnlyInTheirLabelShareOneMemo() {
+    ArtifactStore store = new ArtifactStore(dir);
+    TaskRef task = new TaskRef("math", 1234, 64, 16, 16);
+    whale.workflows.activities.EpisodeSettings episodes =
+        new whale.workflows.activities.EpisodeSettings(1.0, 0, 8, 60, null);
+    EvalRequest whale = new EvalRequest(task, "sha256:" + "a".repeat(64), "sha256:" + "b".repeat(64),
+        "test", 8, 5, episodes, "round 1 weight end");
+    EvalRequest weightOnly = new EvalRequest(task, whale.checkpointRef(), whale.harnessRef(), "test",
+        8, 5, episodes, "round 1 step 4");
+    EvalRequest otherCheckpoint = new EvalRequest(task, "sha256:" + "c".repeat(64),
+        whale.harnessRef(), "test", 8, 5, episodes, "round 1 weight end");
+    AtomicInteger runs = new AtomicInteger();
+    java.util.function.Supplier<Result> work = () -> new Result("r" + runs.incrementAndGet(), 0);
+    Result a = Memo.once(store, "evaluate", EvalActivitiesImpl.memoKey(whale), Result.class, work);
+    Result b = Memo.once(store, "evaluate", EvalActivitiesImpl.memoKey(weightOnly), Result.class,
+        work);
+    assertEquals(a, b);
+    assertEquals(1, runs.get(), "the same evaluation under another label is not run again");
+    Memo.once(store, "evaluate", EvalActivitiesImpl.memoKey(otherCheckpoint), Result.class, work);
+    assertEquals(2, runs.get(), "another checkpoint is another evaluation");
   }
 }

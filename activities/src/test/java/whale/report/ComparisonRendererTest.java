@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -24,8 +25,9 @@ import whale.workflows.activities.ReportRequest;
 
 class ComparisonRendererTest {
 
+  /** An evaluation after {@code rollouts}, and 0.1 s of workflow time per rollout. */
   static CurvePoint p(long rollouts, double mean) {
-    return new CurvePoint(rollouts, mean, "eval");
+    return new CurvePoint(rollouts, mean, "eval", rollouts * 100);
   }
 
   static ComparisonRun run(String schedule, long seed, double base, double best, long atBest,
@@ -59,31 +61,120 @@ class ComparisonRendererTest {
   }
 
   @Test
-  void tableHasHandComputedMeansSdsAndRollouts() {
+  void tableHasHandComputedMeansIntervalsAndRollouts() {
     String table = ComparisonRenderer.render(sample("whale")).table();
     List<String[]> rows = rows(table);
     assertEquals(3, rows.size(), table);
-    // whale: best 30, 25, 20 -> mean 25, sd sqrt((25 + 0 + 25) / 2) = 5; base 4, 5, 6 -> 5 ± 1;
-    // rollouts to best (1000 + 2000 + 4000) / 3 = 2333.3; rollouts 16000 / 3 = 5333.3.
-    assertArrayEquals(new String[] {"**whale** (best)", "3", "5.00 ± 1.00", "**25.00 ± 5.00**",
-        "2333", "5333"}, rows.get(0), table);
-    // weight-only: best 10, 14 -> 12 ± sqrt(8) = 2.83; base 4, 6 -> 5 ± 1.41.
-    assertArrayEquals(new String[] {"weight-only", "2", "5.00 ± 1.41", "12.00 ± 2.83", "4000",
-        "5000"}, rows.get(1), table);
-    // one seed: the sd is undefined.
-    assertArrayEquals(new String[] {"harness-only", "1", "4.00 ± —", "8.00 ± —", "1500", "3000"},
-        rows.get(2), table);
+    // whale: best 30, 25, 20 -> mean 25, sd 5, half-width t(0.975, 2) 5 / sqrt(3) = 4.3027 x 2.8868
+    // = 12.42; base 4, 5, 6 -> 5, half 4.3027 x 0.5774 = 2.48; rollouts to best 7000 / 3.
+    // weight-only: best 10, 14 -> 12 ± 12.7062 x 2 = 25.41, base 4, 6 -> 5 ± 12.71. Both overlap
+    // whale's interval, and one seed (harness-only) has none: nothing is shown best.
+    assertArrayEquals(new String[] {"whale (tied)", "3", "5.00 [2.52, 7.48]",
+        "25.00 [12.58, 37.42]", "2333", "5333"}, rows.get(0), table);
+    assertArrayEquals(new String[] {"weight-only (tied)", "2", "5.00 [-7.71, 17.71]",
+        "12.00 [-13.41, 37.41]", "4000", "5000"}, rows.get(1), table);
+    assertArrayEquals(new String[] {"harness-only (tied)", "1", "4.00 [—]", "8.00 [—]", "1500",
+        "3000"}, rows.get(2), table);
     assertTrue(table.startsWith("| schedule | seeds | base mean@8 (%) | best mean@8 (%) |"), table);
+    assertFalse(table.contains("**"), table);
+    // paired by seed: whale - weight-only on seeds 1, 2 = 20, 11 -> 15.5 ± 12.7062 x 4.5 = 57.18
+    assertTrue(table.contains("- whale against weight-only: no difference shown with 2 seeds"
+        + " (mean difference +15.50 points [-41.68, 72.68])\n"), table);
+    assertTrue(table.contains("- whale against harness-only: no difference shown with 1 seed"
+        + " (mean difference +22.00 points; one seed gives no interval)\n"), table);
+  }
+
+  /** Five seeds each: whale 30, 32, 28, 31, 29; weight-only 10, 12, 9, 11, 10; harness-only 40, 41,
+   * 39, 42, 40 (percent). */
+  static ReportRequest fiveSeeds() {
+    double[][] best = {{0.30, 0.32, 0.28, 0.31, 0.29}, {0.10, 0.12, 0.09, 0.11, 0.10},
+        {0.40, 0.41, 0.39, 0.42, 0.40}};
+    String[] names = {"whale", "weight-only", "harness-only"};
+    List<ComparisonRun> runs = new ArrayList<>();
+    for (int s = 0; s < names.length; s++) {
+      for (int seed = 0; seed < 5; seed++) {
+        runs.add(run(names[s], seed, 0.05, best[s][seed], 100, 200, p(0, 0.05),
+            p(100, best[s][seed])));
+      }
+    }
+    return new ReportRequest("test", "five seeds", 8, runs);
+  }
+
+  @Test
+  void fiveSeedsSeparateTheSchedulesAndThePairedSentencesSaySo() {
+    String table = ComparisonRenderer.render(fiveSeeds()).table();
+    List<String[]> rows = rows(table);
+    // whale: sd 1.5811, half 2.7764 x 1.5811 / sqrt(5) = 1.96; weight-only and harness-only:
+    // sd 1.1402, half 1.42. harness-only's interval clears both others: best.
+    assertArrayEquals(new String[] {"whale", "5", "5.00 [5.00, 5.00]", "30.00 [28.04, 31.96]",
+        "100", "200"}, rows.get(0), table);
+    assertArrayEquals(new String[] {"weight-only", "5", "5.00 [5.00, 5.00]",
+        "10.40 [8.98, 11.82]", "100", "200"}, rows.get(1), table);
+    assertArrayEquals(new String[] {"**harness-only** (best)", "5", "5.00 [5.00, 5.00]",
+        "**40.40 [38.98, 41.82]**", "100", "200"}, rows.get(2), table);
+    // whale - weight-only: 20, 20, 19, 20, 19 -> 19.6, sd 0.5477, half 2.7764 x 0.2449 = 0.68.
+    assertTrue(table.contains("- whale ahead of weight-only by 19.60 points [18.92, 20.28] over 5"
+        + " seeds\n"), table);
+    // whale - harness-only: -10, -9, -11, -11, -11 -> -10.4, sd 0.8944, half 1.11.
+    assertTrue(table.contains("- whale behind harness-only by 10.40 points [9.29, 11.51] over 5"
+        + " seeds\n"), table);
+    String html = new String(ComparisonRenderer.render(fiveSeeds()).html(), StandardCharsets.UTF_8);
+    assertTrue(html.contains("<tr class=\"best\"><td>harness-only (best)</td>"), html);
+    assertTrue(html.contains("<li>whale ahead of weight-only by 19.60 points [18.92, 20.28] over 5"
+        + " seeds</li>"), html);
+    // the plot shades each schedule's interval band: one polygon per schedule
+    assertEquals(3, count(ComparisonRenderer.render(fiveSeeds()).svg(), "<polygon"));
+  }
+
+  @Test
+  void wallTimePlotWhereEveryEvaluationHasATime() throws Exception {
+    ComparisonRenderer.Rendered r = ComparisonRenderer.render(sample("whale"));
+    // 6000 rollouts at 0.1 s each: 10 minutes, the axis' last tick
+    assertTrue(r.wallSvg().contains(">minutes since the base evaluation</text>"), r.wallSvg());
+    assertTrue(r.wallSvg().contains(">10</text>"), r.wallSvg());
+    assertNotNull(ImageIO.read(new ByteArrayInputStream(r.wallPng())), "wall plot: not a PNG");
+    assertTrue(r.markdown().contains("](plot-wall.png)"), r.markdown());
+    assertEquals(2, count(new String(r.html(), StandardCharsets.UTF_8), "<svg"));
+    // one evaluation without a time (a history from before them): no wall plot, the rest renders
+    List<ComparisonRun> runs = new ArrayList<>(sample("whale").runs());
+    runs.add(new ComparisonRun("old", 1, "old-1", 0.1, 0.1, 0, 0,
+        List.of(new CurvePoint(0, 0.1, "base", null))));
+    ComparisonRenderer.Rendered old = ComparisonRenderer.render(
+        new ReportRequest("k", "t", 8, runs));
+    assertNull(old.wallSvg());
+    assertNull(old.wallPng());
+    assertFalse(old.markdown().contains("plot-wall.png"), old.markdown());
+    assertEquals(1, count(new String(old.html(), StandardCharsets.UTF_8), "<svg"));
+  }
+
+  @Test
+  void studentTQuantilesAndIntervals() {
+    assertEquals(12.7062, Interval.t975(1), 1e-4);
+    assertEquals(2.7764, Interval.t975(4), 1e-4);
+    assertEquals(2.0423, Interval.t975(30), 1e-4);
+    assertEquals(2.0003, Interval.t975(60), 1e-4); // the expansion, against the published table
+    assertEquals(1.9840, Interval.t975(100), 1e-4);
+    Interval one = Interval.of(new double[] {0.3});
+    assertFalse(one.defined());
+    assertEquals(0.3, one.mean(), 0);
+    assertTrue(one.overlaps(Interval.of(new double[] {0.9, 0.91})));
+    assertEquals(0, one.sign());
+    Interval i = Interval.of(new double[] {1, 2, 3, 4, 5}); // sd sqrt(2.5), half 2.7764 x 0.7071
+    assertEquals(3 - 1.96322, i.lo(), 1e-4);
+    assertEquals(3 + 1.96322, i.hi(), 1e-4);
+    assertEquals(1, i.sign());
+    assertFalse(i.overlaps(Interval.of(new double[] {10, 10.1}))); // [9.41, 10.69]
+    assertThrows(IllegalArgumentException.class, () -> Interval.of(new double[0]));
   }
 
   @Test
   void scheduleStatsKeepFullPrecision() {
     List<ScheduleStats> s = ScheduleStats.of(sample("whale").runs());
     assertEquals(0.25, s.get(0).bestMean(), 1e-12);
-    assertEquals(0.05, s.get(0).bestSd(), 1e-12);
+    assertEquals(0.25 - 4.3027 * 0.05 / Math.sqrt(3), s.get(0).best().lo(), 1e-6);
     assertEquals(7000 / 3.0, s.get(0).rolloutsAtBestMean(), 1e-9);
-    assertEquals(Math.sqrt(0.0008), s.get(1).bestSd(), 1e-12);
-    assertTrue(Double.isNaN(s.get(2).bestSd()));
+    assertEquals(0.12 + 12.7062 * Math.sqrt(0.0008) / Math.sqrt(2), s.get(1).best().hi(), 1e-6);
+    assertFalse(s.get(2).best().defined());
   }
 
   @Test
@@ -140,9 +231,9 @@ class ComparisonRendererTest {
     assertTrue(html.contains("</svg>"));
     assertTrue(html.contains("src=\"data:image/png;base64,"));
     assertFalse(html.toLowerCase().contains("<script"), "unescaped script tag");
-    assertTrue(html.contains("<td>&lt;script&gt;alert(1)&lt;/script&gt; (best)</td>"));
+    assertTrue(html.contains("<td>&lt;script&gt;alert(1)&lt;/script&gt; (tied)</td>"));
     assertTrue(html.contains("<td>weight-only</td><td class=\"num\">2</td>"));
-    assertTrue(html.contains("<td class=\"num\">12.00 ± 2.83</td>"));
+    assertTrue(html.contains("<td class=\"num\">12.00 [-13.41, 37.41]</td>"));
     assertTrue(html.contains("<td>harness-only</td>"));
     assertFalse(html.contains("http://") || html.contains("https://"), "external reference");
     assertEquals(count(html, "<tr"), count(html, "</tr>"));
@@ -215,6 +306,7 @@ class ComparisonRendererTest {
     Path d = Files.createDirectories(Path.of(dir));
     Files.writeString(d.resolve("report.md"), r.markdown());
     Files.write(d.resolve("plot.png"), r.png());
+    Files.write(d.resolve("plot-wall.png"), r.wallPng());
     Files.write(d.resolve("report.html"), r.html());
   }
 

@@ -65,16 +65,26 @@ class ComparisonTest {
       assertEquals(0L, run.curve().get(0).rollouts(), "the curve starts at the base model");
       assertEquals(run.bestMeanAtK(),
           run.curve().stream().mapToDouble(p -> p.meanAtK()).max().orElseThrow(), 1e-12);
+      // workflow time since the base evaluation, for the wall-time plot: 0 first, never backwards
+      assertEquals(0L, run.curve().get(0).wallMillis());
+      for (int i = 1; i < run.curve().size(); i++) {
+        assertTrue(run.curve().get(i).wallMillis() >= run.curve().get(i - 1).wallMillis(),
+            run.curve().toString());
+      }
     }
     // the same seed pretrains the same base model: every schedule starts from the same base score
     for (long seed : List.of(3L, 4L)) {
       assertEquals(1, r.runs().stream().filter(x -> x.seed() == seed)
           .mapToDouble(ComparisonRun::baseMeanAtK).distinct().count());
     }
-    // one row per schedule (the best one in bold)
+    // one row per schedule (bold only where its interval clears the rest)
     assertTrue(r.report().table().lines().anyMatch(l -> l.matches("\\| (\\*\\*)?whale(\\*\\*)? .*")),
         r.report().table());
     assertTrue(r.report().table().contains("weight-only"), r.report().table());
+    // whale against weight-only, paired by the two seeds: one sentence either way
+    assertTrue(r.report().table().lines().anyMatch(l -> l.startsWith("- whale ")
+        && l.contains("weight-only") && l.contains("2 seeds")), r.report().table());
+    assertTrue(Files.exists(Path.of(r.report().pngPath()).resolveSibling("plot-wall.png")));
     byte[] png = Files.readAllBytes(Path.of(r.report().pngPath()));
     assertTrue(javax.imageio.ImageIO.read(new java.io.ByteArrayInputStream(png)).getWidth() > 100);
     String html = Files.readString(Path.of(r.report().htmlPath()));

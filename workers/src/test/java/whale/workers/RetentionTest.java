@@ -4,6 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.micrometer.core.instrument.Metrics;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.temporal.client.WorkflowClient;
 import io.temporal.client.WorkflowOptions;
 import io.temporal.testing.TestWorkflowEnvironment;
@@ -17,6 +19,7 @@ import java.time.Duration;
 import java.util.Arrays;
 import java.util.EnumSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.stream.Stream;
@@ -26,6 +29,9 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 import whale.activities.ActivityRuntime;
 import whale.store.Pins;
+import whale.workflows.ComparisonResult;
+import whale.workflows.ComparisonSpec;
+import whale.workflows.ComparisonWorkflow;
 import whale.workflows.ExperimentSpec;
 import whale.workflows.RunEvent;
 import whale.workflows.SpecJson;
@@ -150,6 +156,62 @@ class RetentionTest {
     assertEquals(kept, storedCheckpoints(artifacts));
 
     Histories.replayAndKeep(client, "keep-one", "retention");
+  }
+
+  /**
+   * A comparison's cells share identical work through the memo (same seed: the base, and whale's
+   * and weight-only's first weight phase under h0), so a cell must not delete a checkpoint a
+   * sibling will still ask for: cells leave what they release to the comparison, which deletes it
+   * at the end. Each distinct RSFT step and test evaluation is computed exactly once, and the store
+   * ends holding exactly what the cells' pins name.
+   */
+  @Test
+  void aComparisonsCellsShareTheirIdenticalStepsAndDeleteOnlyAtTheEnd(WorkflowClient client)
+      throws Exception {
+    SimpleMeterRegistry meters = new SimpleMeterRegistry();
+    Metrics.addRegistry(meters);
+    try {
+      ComparisonSpec spec = new ComparisonSpec("sharing", spec(1), List.of("whale", "weight-only"),
+          List.of(7L), Map.of());
+      ComparisonResult r = client.newWorkflowStub(ComparisonWorkflow.class,
+          WorkflowOptions.newBuilder().setTaskQueue(WhaleWorkflow.TASK_QUEUE)
+              .setWorkflowId("share").setWorkflowExecutionTimeout(Duration.ofMinutes(10)).build())
+          .run(spec);
+      int requested = 0;
+      Set<String> stepCheckpoints = new TreeSet<>();
+      Set<String> deferred = new TreeSet<>();
+      Set<String> pinned = new TreeSet<>();
+      for (String cell : List.of("share/whale/seed-7", "share/weight-only/seed-7")) {
+        List<String> steps = stepCheckpoints(client, cell);
+        requested += steps.size();
+        stepCheckpoints.addAll(steps);
+        WhaleResult w = client.newUntypedWorkflowStub(cell).getResult(WhaleResult.class);
+        deferred.addAll(w.deferredReleases());
+        pinned.addAll(new Pins(runtime.store()).held(cell));
+      }
+      double computed = meters.find("whale_rsft_steps").counters().stream()
+          .mapToDouble(c -> c.count()).sum();
+      long memoized;
+      try (Stream<Path> m = Files.list(artifacts.resolve("memo/rsft-step"))) {
+        memoized = m.count();
+      }
+      System.out.printf("comparison of 2 cells, one seed: %d RSFT steps requested, %.0f computed,"
+          + " %d distinct requests; %d checkpoints released and deleted at the end%n", requested,
+          computed, memoized, deferred.size());
+      assertEquals(8, requested, "4 steps per cell");
+      assertEquals(memoized, (long) computed, "each distinct step computed once, none again");
+      assertTrue(computed <= 6, "at least the first weight phase's 2 steps are shared: " + computed);
+      assertFalse(deferred.isEmpty(), "keepLast 1 releases steps");
+      // released by the cells, deleted by the comparison unless a cell still pins it
+      assertEquals(pinned, storedCheckpoints(artifacts));
+      for (String d : deferred) {
+        assertEquals(pinned.contains(d), runtime.store().intact(d), d);
+      }
+      assertEquals(2, r.runs().size());
+      Histories.replayAndKeep(client, "share", "comparison");
+    } finally {
+      Metrics.removeRegistry(meters);
+    }
   }
 
   @Test

@@ -8,10 +8,12 @@ import io.temporal.workflow.Workflow;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.TreeSet;
 import whale.workflows.activities.ComparisonReport;
 import whale.workflows.activities.ComparisonRun;
 import whale.workflows.activities.CurvePoint;
 import whale.workflows.activities.ReportRequest;
+import whale.workflows.activities.RetainRequest;
 
 /** See {@link ComparisonWorkflow}. */
 public class ComparisonWorkflowImpl implements ComparisonWorkflow {
@@ -47,6 +49,23 @@ public class ComparisonWorkflowImpl implements ComparisonWorkflow {
       finished.add(run(r, seed, ids.get(i)));
       Workflow.setCurrentDetails(progress(spec, results.size()));
     }
+    // The cells left what they released for this point: a sibling may have found any of them
+    // through the memo until now. Deleted unless some run still pins it (versioned: comparisons
+    // recorded before it had their cells delete at once).
+    if (Workflow.getVersion("deferred-release", Workflow.DEFAULT_VERSION, 1) >= 1) {
+      TreeSet<String> deferred = new TreeSet<>();
+      for (int i = 0; i < results.size(); i++) {
+        List<String> d = results.get(i).get().deferredReleases();
+        if (d != null) {
+          deferred.addAll(d);
+        }
+      }
+      if (!deferred.isEmpty()) {
+        WorkflowStubs.weight("checkpoint retention: release " + deferred.size()
+            + " after the comparison").retainCheckpoints(new RetainRequest(id, List.of(),
+            List.copyOf(deferred)));
+      }
+    }
     int k = spec.experiment().eval().k();
     ComparisonReport report = WorkflowStubs.report("render the comparison report")
         .render(new ReportRequest(id.replaceAll("[^A-Za-z0-9._-]", "_"), spec.name(), k, List.copyOf(finished)));
@@ -58,9 +77,12 @@ public class ComparisonWorkflowImpl implements ComparisonWorkflow {
   /** A run as the report needs it: its best, when it got there, and its learning curve. */
   static ComparisonRun run(WhaleResult r, long seed, String workflowId) {
     List<CurvePoint> curve = new ArrayList<>();
+    Long t0 = r.evaluations().isEmpty() ? null : r.evaluations().get(0).atMillis();
     for (RunEvent e : r.evaluations()) {
+      Long wall = t0 == null || e.atMillis() == null ? null : e.atMillis() - t0;
       curve.add(new CurvePoint(e.rollouts(), e.meanAt8(), e.round() == 0 ? "base"
-          : String.format(Locale.ROOT, "round %d %s, step %d", e.round(), e.phase(), e.step())));
+          : String.format(Locale.ROOT, "round %d %s, step %d", e.round(), e.phase(), e.step()),
+          wall));
     }
     return new ComparisonRun(r.schedule(), seed, workflowId, r.baseMeanAt8(), r.bestMeanAt8(),
         r.rolloutsAtBest(), r.rollouts(), curve);

@@ -1,5 +1,6 @@
 package whale.workflows;
 
+import io.temporal.workflow.Workflow;
 import whale.workflows.activities.EpisodeSettings;
 import whale.workflows.activities.EvalRequest;
 import whale.workflows.activities.MeanAtKResult;
@@ -25,6 +26,7 @@ final class SeedStreams {
         .evaluate(new EvalRequest(TaskRef.of(spec), checkpointRef, harnessRef, "test",
             spec.eval().k(), Seeds.mix(spec.seed(), TEST), EpisodeSettings.of(spec), label));
     return new Evaluated(RunEvent.testEval(phase, round, steps, rollouts, r.meanAtK(), r.passAtK(),
-        r.majAtK(), r.meanTurns(), checkpointRef, harnessRef), r.rollouts());
+        r.majAtK(), r.meanTurns(), checkpointRef, harnessRef, Workflow.currentTimeMillis()),
+        r.rollouts());
   }
 }

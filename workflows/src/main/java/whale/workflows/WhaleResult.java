@@ -5,6 +5,9 @@ import java.util.List;
 /**
  * The finished run: best test mean@8 and where it was reached, the final checkpoint and harness, and
  * every test evaluation in order (the learning curve).
+ *
+ * <p>{@code deferredReleases}: checkpoints a comparison's cell released but left for its parent to
+ * delete (empty for a run of its own; null in results recorded before it existed).
  */
 public record WhaleResult(
     String name,
@@ -21,4 +24,5 @@ public record WhaleResult(
     String checkpointRef,
     String harnessRef,
     String harnessName,
-    List<RunEvent> evaluations) {}
+    List<RunEvent> evaluations,
+    List<String> deferredReleases) {}

@@ -73,11 +73,19 @@ public class WhaleWorkflowImpl implements WhaleWorkflow {
     spec = input;
     // Versioned: histories recorded before retention replay without its activities.
     retaining = Workflow.getVersion("checkpoint-retention", Workflow.DEFAULT_VERSION, 1) >= 1;
+    // Versioned too: cells recorded before it deleted what they released at once, and a sibling
+    // cell's memo hit on a deleted checkpoint recomputed it (issue 24).
+    boolean deferring = retaining
+        && Workflow.getVersion("deferred-release", Workflow.DEFAULT_VERSION, 1) >= 1
+        && Workflow.getInfo().getParentWorkflowId().isPresent();
     if (resume == null) {
       limits = Limits.of(spec);
       startBase();
     } else {
       restore(resume);
+    }
+    if (deferring && retention != null) {
+      retention = retention.withDeferredRelease(); // its phase children see it in the retention
     }
     retention = WorkflowStubs.retain(retention);
 
@@ -111,7 +119,8 @@ public class WhaleWorkflowImpl implements WhaleWorkflow {
     RunEvent best = best();
     return new WhaleResult(spec.name(), spec.schedule(), baseMeanAt8, best.meanAt8(), label(best),
         best.rollouts(), rollouts, testRollouts, round, steps, stopRequested, checkpointRef,
-        harness.sourceRef(), harness.name(), List.copyOf(evaluations));
+        harness.sourceRef(), harness.name(), List.copyOf(evaluations),
+        retention == null ? List.of() : retention.deferred());
   }
 
   /** Pretrain the base model, write h0, evaluate both: the reference every schedule starts from. */

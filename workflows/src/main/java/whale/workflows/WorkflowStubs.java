@@ -62,6 +62,12 @@ final class WorkflowStubs {
       return r;
     }
     List<String> released = r.released();
+    if (r.deferRelease()) { // pinned no more, deleted by the parent once every sibling is done with them
+      weight(String.format(Locale.ROOT, "checkpoint retention: hold %d, release %d after the"
+          + " comparison", r.held().size(), released.size()))
+          .retainCheckpoints(new RetainRequest(r.run(), r.held(), List.of()));
+      return r.pinnedNowDeferring();
+    }
     weight(String.format(Locale.ROOT, "checkpoint retention: hold %d, release %d", r.held().size(),
         released.size())).retainCheckpoints(new RetainRequest(r.run(), r.held(), released));
     return r.pinnedNow();

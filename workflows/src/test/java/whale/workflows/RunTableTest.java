@@ -28,9 +28,9 @@ class RunTableTest {
   @Test
   void oneRowPerEvaluationInOrder() {
     List<RunEvent> evals = List.of(
-        RunEvent.testEval("base", 0, 0, 0, 0.0625, 0.25, 0.125, 3.0, "ck0", "h0"),
-        RunEvent.testEval("weight", 1, 10, 2560, 0.2, 0.5, 0.1875, 2.5, "ck1", "h0"),
-        RunEvent.testEval("harness", 1, 10, 2560 + 5 * 768, 0.33333, 1.0, 0.0, 2.0, "ck1", "h1"));
+        RunEvent.testEval("base", 0, 0, 0, 0.0625, 0.25, 0.125, 3.0, "ck0", "h0", null),
+        RunEvent.testEval("weight", 1, 10, 2560, 0.2, 0.5, 0.1875, 2.5, "ck1", "h0", null),
+        RunEvent.testEval("harness", 1, 10, 2560 + 5 * 768, 0.33333, 1.0, 0.0, 2.0, "ck1", "h1", null));
     String md = RunTable.markdown(spec("demo", 8), evals, "h1-name");
     String[] lines = md.split("\\R");
     assertEquals("**demo** · math · schedule whale · harness `h1-name`", lines[0]);
@@ -52,7 +52,7 @@ class RunTableTest {
     for (int n : new int[] {0, 1, 5, 40}) {
       List<RunEvent> evals = new ArrayList<>();
       for (int i = 0; i < n; i++) {
-        evals.add(RunEvent.testEval("weight", i, i * 10, i * 256L, i / 100.0, 0.5, 0.5, 1, "c", "h"));
+        evals.add(RunEvent.testEval("weight", i, i * 10, i * 256L, i / 100.0, 0.5, 0.5, 1, "c", "h", null));
       }
       String md = RunTable.markdown(spec("x", 4), evals, "h");
       assertEquals(n, rows(md).size(), md);
@@ -66,7 +66,7 @@ class RunTableTest {
     try {
       Locale.setDefault(Locale.GERMANY);
       String md = RunTable.markdown(spec("de", 8),
-          List.of(RunEvent.testEval("weight", 1, 1, 1234567, 0.5, 0.75, 0.25, 1, "c", "h")), "h");
+          List.of(RunEvent.testEval("weight", 1, 1, 1234567, 0.5, 0.75, 0.25, 1, "c", "h", null)), "h");
       assertEquals(List.of("| 1 | weight | 1 | 1234567 | 0.500 | 0.750 | 0.250 |"), rows(md));
     } finally {
       Locale.setDefault(before);

@@ -18,7 +18,9 @@ import org.junit.jupiter.params.provider.MethodSource;
  * fails here. Re-record them with the workers module's SchedulesTest/WhaleWorkflowTest (they write
  * workers/target/histories/<schedule>/) only together with a deliberate, versioned workflow change.
  * The schedules' histories predate checkpoint retention: they replay without its version marker,
- * so without its activities. {@code retention/} is a run recorded with it (workers' RetentionTest).
+ * so without its activities. {@code retention/} is a run recorded with it (workers' RetentionTest);
+ * {@code comparison/} a comparison whose cells defer deleting what they release to it, and whose
+ * evaluations carry their workflow times (RetentionTest#aComparisonsCellsShare...).
  */
 class WhaleWorkflowReplayTest {
   static final List<String> SCHEDULES = List.of("whale", "whale-adaptive", "weight-only",

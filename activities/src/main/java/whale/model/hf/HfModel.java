@@ -315,6 +315,11 @@ public final class HfModel implements Generator, AutoCloseable {
     });
   }
 
+  /** Whether it fine-tunes every weight (no adapters): weights, gradients and moments its own. */
+  public boolean trainsAllWeights() {
+    return trainer != null && decoder.adapters().isEmpty();
+  }
+
   /** Fine-tune fresh LoRA adapters (seeded A, zero B) with the base frozen from now on. */
   public void trainLora(LoraSpec spec, long seed) {
     onModelThread(() -> {

@@ -17,6 +17,10 @@ import java.util.TreeSet;
  * @param recent the last {@code keepLast} steps' checkpoints, oldest first (a step that accepted
  *     nothing repeats its input's reference)
  * @param pinned the held set the store was last told; what left it since is released
+ * @param deferRelease a comparison's cell: what it releases is unpinned but left in the store for
+ *     the comparison to delete at its end (a sibling cell may find it through the memo until then)
+ * @param deferred what it released so far that way; empty otherwise, and in states recorded before
+ *     it existed
  */
 public record Retention(
     String run,
@@ -26,12 +30,15 @@ public record Retention(
     String best,
     double bestMeanAt8,
     List<String> recent,
-    List<String> pinned) {
+    List<String> pinned,
+    boolean deferRelease,
+    List<String> deferred) {
 
   public Retention {
     phaseEnds = List.copyOf(phaseEnds);
     recent = List.copyOf(recent);
     pinned = List.copyOf(pinned);
+    deferred = deferred == null ? List.of() : List.copyOf(deferred);
   }
 
   /** A run that holds only its base, and has pinned nothing yet. */
@@ -40,7 +47,7 @@ public record Retention(
       throw new IllegalArgumentException("keepLast must be >= 1, got " + keepLast);
     }
     return new Retention(run, keepLast, base, List.of(), null, Double.NEGATIVE_INFINITY, List.of(),
-        List.of());
+        List.of(), false, List.of());
   }
 
   /** After an RSFT step that left the run at {@code checkpoint}. */
@@ -48,7 +55,7 @@ public record Retention(
     List<String> r = new ArrayList<>(recent);
     r.add(checkpoint);
     List<String> kept = r.subList(Math.max(0, r.size() - keepLast), r.size());
-    return new Retention(run, keepLast, base, phaseEnds, best, bestMeanAt8, kept, pinned);
+    return new Retention(run, keepLast, base, phaseEnds, best, bestMeanAt8, kept, pinned, deferRelease, deferred);
   }
 
   /** After a test evaluation of {@code checkpoint}; only a strictly better one replaces the best. */
@@ -56,7 +63,7 @@ public record Retention(
     if (best != null && !(meanAt8 > bestMeanAt8)) {
       return this;
     }
-    return new Retention(run, keepLast, base, phaseEnds, checkpoint, meanAt8, recent, pinned);
+    return new Retention(run, keepLast, base, phaseEnds, checkpoint, meanAt8, recent, pinned, deferRelease, deferred);
   }
 
   /** After a weight phase that ended at {@code checkpoint}. */
@@ -66,7 +73,7 @@ public record Retention(
     }
     List<String> p = new ArrayList<>(phaseEnds);
     p.add(checkpoint);
-    return new Retention(run, keepLast, base, p, best, bestMeanAt8, recent, pinned);
+    return new Retention(run, keepLast, base, p, best, bestMeanAt8, recent, pinned, deferRelease, deferred);
   }
 
   /** Every reference the run holds now, sorted (a stable activity input). */
@@ -95,6 +102,21 @@ public record Retention(
 
   /** The same state once the store pinned {@link #held()}. */
   public Retention pinnedNow() {
-    return new Retention(run, keepLast, base, phaseEnds, best, bestMeanAt8, recent, held());
+    return new Retention(run, keepLast, base, phaseEnds, best, bestMeanAt8, recent, held(),
+        deferRelease, deferred);
+  }
+
+  /** The same state, its releases left to the parent from now on. */
+  public Retention withDeferredRelease() {
+    return new Retention(run, keepLast, base, phaseEnds, best, bestMeanAt8, recent, pinned, true,
+        deferred);
+  }
+
+  /** The same state once the store pinned {@link #held()} and kept {@link #released()}. */
+  public Retention pinnedNowDeferring() {
+    TreeSet<String> d = new TreeSet<>(deferred);
+    d.addAll(released());
+    return new Retention(run, keepLast, base, phaseEnds, best, bestMeanAt8, recent, held(),
+        deferRelease, List.copyOf(d));
   }
 }

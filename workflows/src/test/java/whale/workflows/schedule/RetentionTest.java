@@ -54,6 +54,22 @@ class RetentionTest {
   }
 
   @Test
+  void aComparisonsCellCollectsWhatItReleasesForItsParent() {
+    Retention r = Retention.start("cell", 1, BASE).withDeferredRelease().pinnedNowDeferring();
+    assertTrue(r.deferRelease());
+    r = r.step(c(1)).pinnedNowDeferring().step(c(2));
+    assertEquals(List.of(c(1)), r.released());
+    r = r.pinnedNowDeferring().step(c(3)).pinnedNowDeferring();
+    assertEquals(List.of(BASE, c(3)), r.held());
+    assertFalse(r.pinDue());
+    assertEquals(List.of(c(1), c(2)), r.deferred(), "every release kept for the parent, sorted");
+    assertTrue(r.step(c(4)).deferRelease(), "the choice travels with the state");
+    // a state recorded before deferral existed reads as none deferred
+    assertEquals(List.of(), new Retention("old", 1, BASE, List.of(), null,
+        Double.NEGATIVE_INFINITY, List.of(), List.of(), false, null).deferred());
+  }
+
+  @Test
   void aStepThatAcceptedNothingRepeatsItsInputAndReleasesNothingTwice() {
     Retention r = Retention.start("run", 2, BASE).pinnedNow();
     r = r.step(c(1)).pinnedNow().step(c(1)); // no update: the same reference again
