@@ -165,8 +165,13 @@ public final class HarnessCompiler {
     if (compiler == null) {
       throw new IllegalStateException("no system Java compiler (run on a JDK, not a JRE)");
     }
+    // javac sees where the harness API lives and where this compiler lives: in a deployment both are
+    // the one shaded jar; in a build, the harness-api module and this one. So a reference to a whale
+    // class outside the API still resolves, and the allow-list rejects it by name instead of javac
+    // saying "cannot find symbol". What a harness may load is decided by ApiClassLoader alone.
     Set<String> cp = new LinkedHashSet<>();
-    for (Class<?> c : new Class<?>[] {Harness.class, Problem.class}) {
+    for (Class<?> c : new Class<?>[] {Harness.class, Problem.class, HarnessCompiler.class,
+        whale.model.SamplingParams.class}) {
       cp.add(codeSource(c));
     }
     this.apiClasspath = String.join(File.pathSeparator, cp);
