@@ -23,6 +23,14 @@ import whale.proto.sandbox.v1.SandboxServiceGrpc;
  * zone (UTC) and default charset (UTF-8), so episodes do not depend on the worker's settings.
  */
 public final class SandboxProcess implements AutoCloseable {
+  // The worker's metrics live above this module: it says here what to do on a kill.
+  private static volatile Runnable onKill = () -> {};
+
+  /** Runs {@code r} whenever a sandbox process is killed (crash, hang, limit; not a pool's close). */
+  public static void onKill(Runnable r) {
+    onKill = r;
+  }
+
   static final int TAIL_CHARS = 4000;
 
   private final Process process;
@@ -178,7 +186,7 @@ public final class SandboxProcess implements AutoCloseable {
     if (killReason == null) {
       killReason = reason;
       if (!reason.equals("sandbox pool closed")) {
-        whale.activities.WhaleMetrics.sandboxKills().increment();
+        onKill.run();
       }
     }
     process.descendants().forEach(ProcessHandle::destroyForcibly);
