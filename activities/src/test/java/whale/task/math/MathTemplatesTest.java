@@ -1,4 +1,4 @@
-package whale.harness;
+package whale.task.math;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -13,18 +13,30 @@ import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
-import whale.harness.HarnessGenome.Axis;
-import whale.harness.HarnessGenome.Decomposition;
-import whale.harness.HarnessGenome.PromptFormat;
+import whale.harness.HarnessCompilerTest;
+import whale.task.math.MathGenome.Axis;
+import whale.task.math.MathGenome.Decomposition;
+import whale.task.math.MathGenome.PromptFormat;
 import whale.model.Completion;
 import whale.model.GenerationRequest;
 import whale.model.Generator;
 import whale.model.SamplingParams;
-import whale.task.MathTask;
+import whale.task.math.MathTask;
 import whale.task.Problem;
 import whale.task.Split;
+import whale.harness.ArchiveEntry;
+import whale.harness.ArchiveView;
+import whale.harness.CompiledHarness;
+import whale.harness.EpisodeResult;
+import whale.harness.EpisodeRunner;
+import whale.harness.EpisodeStatus;
+import whale.harness.HarnessCandidate;
+import whale.harness.HarnessCompiler;
+import whale.harness.HarnessForm;
+import whale.harness.ModelCall;
+import whale.harness.TraceStats;
 
-class TemplateProposerTest {
+public class MathTemplatesTest {
   static final HarnessCompiler COMPILER = HarnessCompilerTest.COMPILER;
   static final MathTask TASK = new MathTask(7, 8, 64, 8);
 
@@ -45,7 +57,7 @@ class TemplateProposerTest {
           String[] s = new MathTask.SentencesTool().apply(m.group(1)).split("\n");
           if (s.length == 3) {
             int v = Integer.parseInt(s[0].replaceAll("\\D", ""));
-            text = " " + whale.task.MathTaskTestAccess.apply(v, s[1]) + "\n";
+            text = " " + whale.task.math.MathTaskTestAccess.apply(v, s[1]) + "\n";
           } else {
             text = " " + (Math.floorMod(r.seed(), 7) + 100) + "\n";
           }
@@ -58,9 +70,9 @@ class TemplateProposerTest {
 
   @Test
   void initialHarnessIsPlainDirectAndCompiles() throws Exception {
-    String src = TemplateProposer.initialHarnessSource();
-    HarnessGenome g = HarnessGenome.SPACE.fromSource(src);
-    assertEquals(HarnessGenome.initial(), g);
+    String src = MathTemplates.initialHarnessSource();
+    MathGenome g = MathGenome.SPACE.fromSource(src);
+    assertEquals(MathGenome.initial(), g);
     assertEquals(PromptFormat.QA, g.format());
     assertEquals(Decomposition.DIRECT, g.decomposition());
     assertEquals(1, g.votes());
@@ -68,43 +80,43 @@ class TemplateProposerTest {
     HarnessCompilerTest.FixedContext ctx = new HarnessCompilerTest.FixedContext();
     assertEquals("7", ch.newInstance().solve(new Problem("p", "Tom has 3 pens. He buys 4 more. How many pens does Tom have?"), ctx).answer());
     assertEquals(1, ctx.turns);
-    assertEquals(g, HarnessGenome.SPACE.parse(g.encode()));
+    assertEquals(g, MathGenome.SPACE.parse(g.encode()));
   }
 
   /** harness.initialForm: h0's genome with only its FORM changed, for every task that has it. */
   @Test
   void initialHarnessInEachFormIsH0AskedThatWay() throws Exception {
-    assertEquals(new TemplateProposer().initial(), new TemplateProposer().initial(HarnessGenome.Form.COMPLETION));
-    for (HarnessGenome.Form f : List.of(HarnessGenome.Form.CHAT, HarnessGenome.Form.TOOLS)) {
-      HarnessCandidate c = new TemplateProposer().initial(f);
-      HarnessGenome g = HarnessGenome.SPACE.fromSource(c.source());
-      HarnessGenome h0 = HarnessGenome.initial();
-      assertEquals(new HarnessGenome(h0.format(), h0.decomposition(), h0.votes(), h0.retries(),
+    assertEquals(new MathTemplates().initial(), new MathTemplates().initial(HarnessForm.COMPLETION));
+    for (HarnessForm f : List.of(HarnessForm.CHAT, HarnessForm.TOOLS)) {
+      HarnessCandidate c = new MathTemplates().initial(f);
+      MathGenome g = MathGenome.SPACE.fromSource(c.source());
+      MathGenome h0 = MathGenome.initial();
+      assertEquals(new MathGenome(h0.format(), h0.decomposition(), h0.votes(), h0.retries(),
           h0.parsing(), h0.maxNewTokens(), f), g);
       assertEquals("h0-" + g.code(), c.name());
       assertTrue(c.source().contains(f.call()), c.source());
       COMPILER.compile(c.source());
     }
-    HarnessCandidate chess = new whale.task.chess.ChessTemplates().initial(HarnessGenome.Form.CHAT);
-    assertEquals(HarnessGenome.Form.CHAT, whale.task.chess.ChessGenome.SPACE.fromSource(chess.source()).form());
+    HarnessCandidate chess = new whale.task.chess.ChessTemplates().initial(HarnessForm.CHAT);
+    assertEquals(HarnessForm.CHAT, whale.task.chess.ChessGenome.SPACE.fromSource(chess.source()).form());
     COMPILER.compile(chess.source());
-    HarnessCandidate sq = new whale.harness.searchqa.SearchQaTemplates().initial(HarnessGenome.Form.CHAT);
-    assertEquals(HarnessGenome.Form.CHAT,
-        whale.harness.searchqa.SearchQaGenome.SPACE.fromSource(sq.source()).form());
+    HarnessCandidate sq = new whale.task.searchqa.SearchQaTemplates().initial(HarnessForm.CHAT);
+    assertEquals(HarnessForm.CHAT,
+        whale.task.searchqa.SearchQaGenome.SPACE.fromSource(sq.source()).form());
     IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(
         IllegalArgumentException.class,
-        () -> new whale.task.chess.ChessTemplates().initial(HarnessGenome.Form.TOOLS));
+        () -> new whale.task.chess.ChessTemplates().initial(HarnessForm.TOOLS));
     assertEquals("this task's templates have no tools form of h0", e.getMessage());
   }
 
   @Test
   void everyGenomeCompilesAndRuns() throws Exception {
-    List<HarnessGenome> all = HarnessGenome.SPACE.all();
+    List<MathGenome> all = MathGenome.SPACE.all();
     assertEquals(3 * 2 * 3 * 3 * 3 * 3 * 3, all.size(), "six axes and the three forms");
     Set<String> names = new HashSet<>();
-    for (HarnessGenome g : all) {
-      String src = TemplateProposer.render(g);
-      assertEquals(g, HarnessGenome.SPACE.fromSource(src));
+    for (MathGenome g : all) {
+      String src = MathTemplates.render(g);
+      assertEquals(g, MathGenome.SPACE.fromSource(src));
       assertTrue(names.add(g.className()));
       // votes, retries and the token limit are constants in the code: 1 and 3 votes, 0 and 1
       // retries and one limit cover every code path (compiling all 1458 takes 40 s)
@@ -127,12 +139,12 @@ class TemplateProposerTest {
   @Test
   void chainLetsAOneStepModelSolveMultiStepProblems() throws Exception {
     EpisodeRunner runner = new EpisodeRunner(new OneStepOracle(), TASK);
-    HarnessGenome direct = new HarnessGenome(PromptFormat.QA, Decomposition.DIRECT, 1, 0,
-        HarnessGenome.AnswerParsing.FIRST_INT, 8);
-    HarnessGenome chain = new HarnessGenome(PromptFormat.QA, Decomposition.CHAIN, 1, 0,
-        HarnessGenome.AnswerParsing.FIRST_INT, 8);
-    List<EpisodeResult> d = runner.run(COMPILER.compile(TemplateProposer.render(direct)), TASK.split(Split.HARNESS), 1, 1L);
-    List<EpisodeResult> c = runner.run(COMPILER.compile(TemplateProposer.render(chain)), TASK.split(Split.HARNESS), 1, 1L);
+    MathGenome direct = new MathGenome(PromptFormat.QA, Decomposition.DIRECT, 1, 0,
+        MathGenome.AnswerParsing.FIRST_INT, 8);
+    MathGenome chain = new MathGenome(PromptFormat.QA, Decomposition.CHAIN, 1, 0,
+        MathGenome.AnswerParsing.FIRST_INT, 8);
+    List<EpisodeResult> d = runner.run(COMPILER.compile(MathTemplates.render(direct)), TASK.split(Split.HARNESS), 1, 1L);
+    List<EpisodeResult> c = runner.run(COMPILER.compile(MathTemplates.render(chain)), TASK.split(Split.HARNESS), 1, 1L);
     assertEquals(0.0, TraceStats.of(d, TASK).successRate());
     TraceStats cs = TraceStats.of(c, TASK);
     assertEquals(1.0, cs.successRate());
@@ -144,25 +156,25 @@ class TemplateProposerTest {
     }
   }
 
-  static ArchiveEntry entry(HarnessGenome g, double success, double turns, double unparseable, double budget) {
+  static ArchiveEntry entry(MathGenome g, double success, double turns, double unparseable, double budget) {
     TraceStats st = new TraceStats(64, success, turns, unparseable, budget, 0, 0, 3);
-    return new ArchiveEntry(g.code(), TemplateProposer.render(g), true, null, success, turns, st);
+    return new ArchiveEntry(g.code(), MathTemplates.render(g), true, null, success, turns, st);
   }
 
   @Test
   void chatFormProposalsAskThroughTheChatTemplateAndCompletionOnesStayAsTheyWere() throws Exception {
-    HarnessGenome h0 = HarnessGenome.initial();
+    MathGenome h0 = MathGenome.initial();
     assertEquals("format=QA;decomp=DIRECT;votes=1;retries=0;parse=FIRST_INT;maxNew=16", h0.encode(),
         "the completion form is left out of the genome line: archived genomes keep their sources");
     ArchiveView archive = new ArchiveView(List.of(entry(h0, 0.1, 1, 0.05, 0)));
-    TemplateProposer p = new TemplateProposer();
+    MathTemplates p = new MathTemplates();
     assertEquals(p.propose(archive, 3, 11L), p.propose(archive, 3, 11L, false, false));
     boolean sawChat = false;
     for (long seed = 0; seed < 3; seed++) {
       // FORM ranks last among h0's single changes: ask for all of them
       for (HarnessCandidate c : p.propose(archive, 16, seed, false, true)) {
-        HarnessGenome g = HarnessGenome.SPACE.fromSource(c.source());
-        if (g.form() == HarnessGenome.Form.CHAT) {
+        MathGenome g = MathGenome.SPACE.fromSource(c.source());
+        if (g.form() == HarnessForm.CHAT) {
           sawChat = true;
           assertTrue(c.source().contains("ctx.chat(List.of(Message.user(prompt)), ChatOptions.of(4 * MAX_NEW_TOKENS))"));
           assertTrue(g.encode().endsWith(";form=CHAT") && c.name().endsWith("-chat"), g.encode());
@@ -184,7 +196,7 @@ class TemplateProposerTest {
    * A stand-in for a model pretrained on the chat corpus: asked a one-step question in the builtin
    * template it calls calc on the step; shown calc's result it answers with it.
    */
-  static final class CalcCaller implements Generator {
+  public static final class CalcCaller implements Generator {
     @Override
     public List<Completion> generate(List<GenerationRequest> requests, SamplingParams params) {
       List<Completion> out = new ArrayList<>();
@@ -206,27 +218,27 @@ class TemplateProposerTest {
 
   @Test
   void toolsFormIsProposedWhenTheModelCallsToolsAndRunsItsCalls() throws Exception {
-    HarnessGenome h0 = HarnessGenome.initial();
+    MathGenome h0 = MathGenome.initial();
     TraceStats calling = new TraceStats(64, 0.0, 1, 0, 0, 0, 0, 70, 0.9);
     ArchiveView archive = new ArchiveView(List.of(
-        new ArchiveEntry(h0.code(), TemplateProposer.render(h0), true, null, 0.0, 1, calling)));
-    TemplateProposer p = new TemplateProposer();
+        new ArchiveEntry(h0.code(), MathTemplates.render(h0), true, null, 0.0, 1, calling)));
+    MathTemplates p = new MathTemplates();
     for (long seed = 0; seed < 3; seed++) {
       HarnessCandidate first = p.propose(archive, 3, seed, false, true).get(0);
-      assertEquals(HarnessGenome.Form.TOOLS, HarnessGenome.SPACE.fromSource(first.source()).form(),
+      assertEquals(HarnessForm.TOOLS, MathGenome.SPACE.fromSource(first.source()).form(),
           first.name());
       assertTrue(first.hypothesis().contains("90% of the model's completions are tool calls"),
           first.hypothesis());
     }
     // without the signal, FORM keeps its low prior: h0's first proposal is not the TOOLS form
     ArchiveView quiet = new ArchiveView(List.of(entry(h0, 0.1, 1, 0.05, 0)));
-    assertTrue(HarnessGenome.SPACE.fromSource(p.propose(quiet, 1, 0L, false, true).get(0).source()).form()
-        != HarnessGenome.Form.TOOLS);
+    assertTrue(MathGenome.SPACE.fromSource(p.propose(quiet, 1, 0L, false, true).get(0).source()).form()
+        != HarnessForm.TOOLS);
 
-    HarnessGenome tools = new HarnessGenome(HarnessGenome.PromptFormat.QA, Decomposition.CHAIN, 1, 0,
-        HarnessGenome.AnswerParsing.FIRST_INT, 8, HarnessGenome.Form.TOOLS);
-    String src = TemplateProposer.render(tools);
-    assertEquals(tools, HarnessGenome.SPACE.fromSource(src));
+    MathGenome tools = new MathGenome(MathGenome.PromptFormat.QA, Decomposition.CHAIN, 1, 0,
+        MathGenome.AnswerParsing.FIRST_INT, 8, HarnessForm.TOOLS);
+    String src = MathTemplates.render(tools);
+    assertEquals(tools, MathGenome.SPACE.fromSource(src));
     assertTrue(tools.encode().endsWith(";form=TOOLS") && tools.code().endsWith("-tools"), tools.encode());
     EpisodeRunner runner = new EpisodeRunner(new CalcCaller(), TASK);
     List<EpisodeResult> rs = runner.run(COMPILER.compile(src), TASK.split(Split.HARNESS).subList(0, 4), 1, 1L);
@@ -243,15 +255,15 @@ class TemplateProposerTest {
 
   @Test
   void proposesDistinctCompilableCandidatesDeterministically() throws Exception {
-    TemplateProposer p = new TemplateProposer();
-    ArchiveView archive = new ArchiveView(List.of(entry(HarnessGenome.initial(), 0.1, 1, 0.05, 0)));
+    MathTemplates p = new MathTemplates();
+    ArchiveView archive = new ArchiveView(List.of(entry(MathGenome.initial(), 0.1, 1, 0.05, 0)));
     List<HarnessCandidate> a = p.propose(archive, 3, 11L);
     assertEquals(a, p.propose(archive, 3, 11L));
     assertEquals(3, a.size());
-    Set<HarnessGenome> seen = new HashSet<>();
-    seen.add(HarnessGenome.initial());
+    Set<MathGenome> seen = new HashSet<>();
+    seen.add(MathGenome.initial());
     for (HarnessCandidate c : a) {
-      assertTrue(seen.add(HarnessGenome.SPACE.fromSource(c.source())), c.name());
+      assertTrue(seen.add(MathGenome.SPACE.fromSource(c.source())), c.name());
       assertFalse(c.hypothesis().isBlank());
       assertTrue(c.changes().contains("->"));
       COMPILER.compile(c.source());
@@ -261,14 +273,14 @@ class TemplateProposerTest {
 
   @Test
   void neverReproposesAnArchivedGenome() {
-    TemplateProposer p = new TemplateProposer();
+    MathTemplates p = new MathTemplates();
     List<ArchiveEntry> entries = new ArrayList<>();
-    entries.add(entry(HarnessGenome.initial(), 0.1, 1, 0, 0));
-    Set<HarnessGenome> seen = new HashSet<>();
-    seen.add(HarnessGenome.initial());
+    entries.add(entry(MathGenome.initial(), 0.1, 1, 0, 0));
+    Set<MathGenome> seen = new HashSet<>();
+    seen.add(MathGenome.initial());
     for (int it = 0; it < 40; it++) {
       for (HarnessCandidate c : p.propose(new ArchiveView(entries), 3, it)) {
-        HarnessGenome g = HarnessGenome.SPACE.fromSource(c.source());
+        MathGenome g = MathGenome.SPACE.fromSource(c.source());
         assertTrue(seen.add(g), "re-proposed " + g.code() + " at iteration " + it);
         // a fake score: chain and QA help, votes help a little
         double s = 0.1 + (g.decomposition() == Decomposition.CHAIN ? 0.3 : 0)
@@ -282,18 +294,18 @@ class TemplateProposerTest {
 
   @Test
   void tracesSteerTheMutation() {
-    TemplateProposer p = new TemplateProposer();
-    HarnessGenome h0 = HarnessGenome.initial();
+    MathTemplates p = new MathTemplates();
+    MathGenome h0 = MathGenome.initial();
     for (long seed = 0; seed < 5; seed++) {
       HarnessCandidate c = p.propose(new ArchiveView(List.of(entry(h0, 0.05, 1, 0.8, 0))), 1, seed).get(0);
       assertTrue(Set.of("parsing", "retries", "format").contains(c.axis()), c.axis());
       assertTrue(c.hypothesis().contains("unparseable"), c.hypothesis());
     }
-    HarnessGenome heavy = new HarnessGenome(PromptFormat.QA, Decomposition.CHAIN, 5, 2,
-        HarnessGenome.AnswerParsing.FIRST_INT, 8);
+    MathGenome heavy = new MathGenome(PromptFormat.QA, Decomposition.CHAIN, 5, 2,
+        MathGenome.AnswerParsing.FIRST_INT, 8);
     for (long seed = 0; seed < 5; seed++) {
       HarnessCandidate c = p.propose(new ArchiveView(List.of(entry(heavy, 0.3, 15, 0, 0.4))), 1, seed).get(0);
-      HarnessGenome g = HarnessGenome.SPACE.fromSource(c.source());
+      MathGenome g = MathGenome.SPACE.fromSource(c.source());
       assertTrue(g.votes() < 5 || g.retries() < 2, c.changes());
       assertTrue(c.hypothesis().contains("turn budget"), c.hypothesis());
     }
@@ -301,14 +313,14 @@ class TemplateProposerTest {
 
   @Test
   void promptOnlyProposerChangesOnlyTheFormat() {
-    TemplateProposer fst = new TemplateProposer(EnumSet.of(Axis.FORMAT));
-    HarnessGenome h0 = HarnessGenome.initial();
+    MathTemplates fst = new MathTemplates(EnumSet.of(Axis.FORMAT));
+    MathGenome h0 = MathGenome.initial();
     List<HarnessCandidate> cs = fst.propose(new ArchiveView(List.of(entry(h0, 0.1, 1, 0, 0))), 3, 5L);
     assertEquals(2, cs.size(), "only two other formats exist");
     for (HarnessCandidate c : cs) {
-      HarnessGenome g = HarnessGenome.SPACE.fromSource(c.source());
+      MathGenome g = MathGenome.SPACE.fromSource(c.source());
       assertNotNull(g);
-      assertEquals(new HarnessGenome(g.format(), h0.decomposition(), h0.votes(), h0.retries(), h0.parsing(),
+      assertEquals(new MathGenome(g.format(), h0.decomposition(), h0.votes(), h0.retries(), h0.parsing(),
           h0.maxNewTokens()), g);
     }
   }

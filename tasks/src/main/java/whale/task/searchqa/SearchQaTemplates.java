@@ -1,4 +1,4 @@
-package whale.harness.searchqa;
+package whale.task.searchqa;
 
 import static whale.harness.TemplateSearch.percent;
 
@@ -10,8 +10,8 @@ import whale.harness.TemplateLibrary;
 import whale.harness.TemplateSearch;
 import whale.harness.TemplateSearch.Judgement;
 import whale.harness.TraceStats;
-import whale.harness.searchqa.SearchQaGenome.Axis;
-import whale.harness.searchqa.SearchQaGenome.Hops;
+import whale.task.searchqa.SearchQaGenome.Axis;
+import whale.task.searchqa.SearchQaGenome.Hops;
 
 /**
  * The search-QA task's built-in proposer: the {@link TemplateSearch} over {@link SearchQaGenome}s,
@@ -33,8 +33,8 @@ public final class SearchQaTemplates implements TemplateLibrary {
   }
 
   @Override
-  public HarnessCandidate initial(whale.harness.HarnessGenome.Form form) {
-    if (form != whale.harness.HarnessGenome.Form.CHAT) {
+  public HarnessCandidate initial(whale.harness.HarnessForm form) {
+    if (form != whale.harness.HarnessForm.CHAT) {
       return TemplateLibrary.super.initial(form);
     }
     SearchQaGenome g = SearchQaGenome.initial();

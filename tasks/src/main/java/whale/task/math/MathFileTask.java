@@ -1,10 +1,16 @@
-package whale.task;
+package whale.task.math;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import whale.task.Jsonl;
+import whale.task.LoadedSplits;
+import whale.task.Split;
+import whale.task.Task;
+import whale.task.TaskProblem;
+import whale.task.Tool;
 
 /**
  * The math task over dataset files instead of the generator: GSM8K-style JSONL ({@code question},

@@ -1,42 +1,49 @@
-package whale.harness;
+package whale.task.math;
 
 import static whale.harness.TemplateSearch.percent;
 
 import java.util.EnumSet;
 import java.util.List;
 import java.util.Set;
-import whale.harness.HarnessGenome.Axis;
-import whale.harness.HarnessGenome.Decomposition;
+import whale.task.math.MathGenome.Axis;
+import whale.task.math.MathGenome.Decomposition;
 import whale.harness.TemplateSearch.Judgement;
+import whale.harness.ArchiveView;
+import whale.harness.GenomeSpace;
+import whale.harness.HarnessCandidate;
+import whale.harness.HarnessForm;
+import whale.harness.TemplateLibrary;
+import whale.harness.TemplateSearch;
+import whale.harness.TraceStats;
 
 /**
  * The math task's built-in, offline, deterministic Meta-Harness proposer: the {@link TemplateSearch}
- * over {@link HarnessGenome}s, with single-axis changes chosen by what the parent's traces show (many
+ * over {@link MathGenome}s, with single-axis changes chosen by what the parent's traces show (many
  * unparseable answers → parsing, retries, prompt format; turn-budget hits → fewer votes/retries;
  * failed episodes → decomposition; otherwise prompt format and decomposition first).
  */
-public final class TemplateProposer implements TemplateLibrary {
-  private static final TemplateSearch<HarnessGenome, Axis> SEARCH =
-      new TemplateSearch<>(HarnessGenome.SPACE, HarnessGenome.initial(), TemplateProposer::judge);
+public final class MathTemplates implements TemplateLibrary {
+  private static final TemplateSearch<MathGenome, Axis> SEARCH =
+      new TemplateSearch<>(MathGenome.SPACE, MathGenome.initial(), MathTemplates::judge);
 
   private final Set<Axis> axes;
 
   /** A proposer that may change every axis but FORM (that one only with harness.chatForm). */
-  public TemplateProposer() {
+  public MathTemplates() {
     this(EnumSet.complementOf(EnumSet.of(Axis.FORM)));
   }
 
   /** A proposer restricted to {@code axes}; the Fast-Slow control uses {@code EnumSet.of(Axis.FORMAT)}. */
-  public TemplateProposer(Set<Axis> axes) {
+  public MathTemplates(Set<Axis> axes) {
     if (axes.isEmpty()) {
       throw new IllegalArgumentException("no axis to mutate");
     }
     this.axes = EnumSet.copyOf(axes);
   }
 
-  /** h0: the deliberately unoptimised direct harness of {@link HarnessGenome#initial()}. */
+  /** h0: the deliberately unoptimised direct harness of {@link MathGenome#initial()}. */
   public static String initialHarnessSource() {
-    return render(HarnessGenome.initial());
+    return render(MathGenome.initial());
   }
 
   @Override
@@ -47,12 +54,12 @@ public final class TemplateProposer implements TemplateLibrary {
   }
 
   @Override
-  public HarnessCandidate initial(HarnessGenome.Form form) {
-    if (form == HarnessGenome.Form.COMPLETION) {
+  public HarnessCandidate initial(HarnessForm form) {
+    if (form == HarnessForm.COMPLETION) {
       return initial();
     }
-    HarnessGenome g = HarnessGenome.initial();
-    g = new HarnessGenome(g.format(), g.decomposition(), g.votes(), g.retries(), g.parsing(),
+    MathGenome g = MathGenome.initial();
+    g = new MathGenome(g.format(), g.decomposition(), g.votes(), g.retries(), g.parsing(),
         g.maxNewTokens(), form);
     return new HarnessCandidate("h0-" + g.code(), "the task's starting harness in the "
         + form.name().toLowerCase(java.util.Locale.ROOT) + " form (" + form.reason()
@@ -85,7 +92,7 @@ public final class TemplateProposer implements TemplateLibrary {
   }
 
   /** What the parent's traces say about the change {@code g -> n} on {@code axis}. */
-  private static Judgement judge(Axis axis, HarnessGenome g, HarnessGenome n, TraceStats st) {
+  private static Judgement judge(Axis axis, MathGenome g, MathGenome n, TraceStats st) {
     double score = switch (axis) {
       case FORMAT, DECOMPOSITION -> 3;
       case VOTES, PARSING -> 2;
@@ -119,8 +126,8 @@ public final class TemplateProposer implements TemplateLibrary {
         score -= 3;
       }
     }
-    if (st.toolCallFraction() > 0.2 && axis == Axis.FORM && g.form() != HarnessGenome.Form.TOOLS
-        && n.form() == HarnessGenome.Form.TOOLS) {
+    if (st.toolCallFraction() > 0.2 && axis == Axis.FORM && g.form() != HarnessForm.TOOLS
+        && n.form() == HarnessForm.TOOLS) {
       score += 6;
       reason = percent(st.toolCallFraction()) + " of the model's completions are tool calls, which this"
           + " harness never runs; the TOOLS form offers the task's tools and runs the calls";
@@ -128,12 +135,12 @@ public final class TemplateProposer implements TemplateLibrary {
     // An instruction-tuned model that mostly fails in one form: ask it the way it was tuned to be
     // asked (CHAT), and from CHAT offer the task's tools (TOOLS), before fine-tuning the prompt.
     if (axis == Axis.FORM && st.episodes() > 0 && st.successRate() < 0.25) {
-      if (g.form() == HarnessGenome.Form.COMPLETION && n.form() == HarnessGenome.Form.CHAT) {
+      if (g.form() == HarnessForm.COMPLETION && n.form() == HarnessForm.CHAT) {
         score += 4;
         reason = "only " + percent(st.successRate()) + " of episodes succeeded with a completion "
             + "prompt; an instruction-tuned model answers a question put to it through its chat "
             + "template";
-      } else if (g.form() == HarnessGenome.Form.CHAT && n.form() == HarnessGenome.Form.TOOLS) {
+      } else if (g.form() == HarnessForm.CHAT && n.form() == HarnessForm.TOOLS) {
         score += 3;
         reason = "only " + percent(st.successRate()) + " of episodes succeeded through the chat "
             + "template; offering the task's tools lets the model hand the arithmetic to one";
@@ -144,15 +151,15 @@ public final class TemplateProposer implements TemplateLibrary {
       reason = percent(st.errorFraction() + st.timeoutFraction()) + " of episodes failed; try "
           + n.decomposition() + " decomposition";
     }
-    if (axis == Axis.FORMAT && g.form() != HarnessGenome.Form.COMPLETION) {
+    if (axis == Axis.FORMAT && g.form() != HarnessForm.COMPLETION) {
       score = 0; // a chat form sends no prefix or suffix: changing them changes nothing
     }
     return new Judgement(score, reason);
   }
 
-  private static String defaultReason(Axis axis, HarnessGenome from, HarnessGenome to) {
+  private static String defaultReason(Axis axis, MathGenome from, MathGenome to) {
     return switch (axis) {
-      case FORMAT -> to.format() == HarnessGenome.PromptFormat.QA
+      case FORMAT -> to.format() == MathGenome.PromptFormat.QA
           ? "the Q:/A: format is the one the model was pretrained on"
           : "the " + to.format() + " prompt format may suit the model better";
       case DECOMPOSITION -> to.decomposition() == Decomposition.CHAIN
@@ -174,13 +181,13 @@ public final class TemplateProposer implements TemplateLibrary {
   }
 
   /** The readable Java source of the harness {@code g}, with the genome embedded. */
-  public static String render(HarnessGenome g) {
-    boolean chat = g.form() != HarnessGenome.Form.COMPLETION;
+  public static String render(MathGenome g) {
+    boolean chat = g.form() != HarnessForm.COMPLETION;
     StringBuilder s = new StringBuilder(GenomeSpace.header(g.encode(),
         g.form().imports().toArray(String[]::new)));
     s.append("/**\n");
     s.append(" * Template harness ").append(g.code()).append(".\n");
-    if (g.form() == HarnessGenome.Form.TOOLS) {
+    if (g.form() == HarnessForm.TOOLS) {
       s.append(" * Prompt: the question as the user's message, through the model's chat template, with the\n"
           + " * task's tools offered (a call runs and its result goes back; then the model answers); ");
     } else if (chat) {

@@ -18,7 +18,6 @@ import whale.task.Split;
 import whale.task.Task;
 import whale.task.TaskProblem;
 import whale.task.Tool;
-import whale.workflows.activities.TaskRef;
 
 /**
  * Chess puzzles. A question is "Mate in N. FEN: <fen>" (Lichess puzzles without a mate theme: "Solve
@@ -87,28 +86,19 @@ public final class ChessTask implements Task {
     return new ChessTask(splits);
   }
 
-  /** Lichess puzzle CSV files (the test file optional), split by {@link LoadedSplits}. */
-  public static ChessTask lichess(TaskRef ref) {
-    if (ref.trainFile() == null) {
+  /**
+   * Lichess puzzle CSV files (the test file optional, null), split by {@link LoadedSplits}.
+   * {@code trainFile} null: a clear error naming the spec field.
+   */
+  public static ChessTask lichess(Path trainFile, Path testFile, long dataSeed, int weight, int harness,
+      int test) {
+    if (trainFile == null) {
       throw new IllegalArgumentException("chess: data.format 'lichess' needs data.trainFile");
     }
-    List<TaskProblem> train = LichessLoader.load(Path.of(ref.trainFile()));
-    List<TaskProblem> test = ref.testFile() == null ? null : LichessLoader.load(Path.of(ref.testFile()));
-    String source = ref.trainFile() + (ref.testFile() == null ? "" : " + " + ref.testFile());
-    return new ChessTask(LoadedSplits.partition(train, test, ref.dataSeed(), ref.weightProblems(),
-        ref.harnessProblems(), ref.testProblems(), source));
-  }
-
-  /** The task a {@link TaskRef} names: built-in data, or the Lichess files. */
-  public static ChessTask of(TaskRef ref) {
-    if (ref.builtin()) {
-      return builtin(ref.dataSeed(), ref.weightProblems(), ref.harnessProblems(), ref.testProblems());
-    }
-    if (!"lichess".equals(ref.format())) {
-      throw new IllegalArgumentException("chess: unknown data.format '" + ref.format()
-          + "'; available: builtin, lichess");
-    }
-    return lichess(ref);
+    List<TaskProblem> train = LichessLoader.load(trainFile);
+    List<TaskProblem> tests = testFile == null ? null : LichessLoader.load(testFile);
+    String source = trainFile + (testFile == null ? "" : " + " + testFile);
+    return new ChessTask(LoadedSplits.partition(train, tests, dataSeed, weight, harness, test, source));
   }
 
   static String question(String kind, int solverMoves, String fen) {

@@ -1,4 +1,4 @@
-package whale.task;
+package whale.task.math;
 
 import java.util.ArrayList;
 import java.util.Collections;
@@ -14,6 +14,10 @@ import java.util.regex.Pattern;
 import whale.chat.ChatTemplate;
 import whale.chat.FunctionCall;
 import whale.chat.Message;
+import whale.task.Split;
+import whale.task.Task;
+import whale.task.TaskProblem;
+import whale.task.Tool;
 
 /**
  * Procedurally generated multi-step arithmetic word problems ("Tom has 12 apples. He buys 7 more. He

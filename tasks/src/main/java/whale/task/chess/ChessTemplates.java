@@ -32,8 +32,8 @@ public final class ChessTemplates implements TemplateLibrary {
   }
 
   @Override
-  public HarnessCandidate initial(whale.harness.HarnessGenome.Form form) {
-    if (form != whale.harness.HarnessGenome.Form.CHAT) {
+  public HarnessCandidate initial(whale.harness.HarnessForm form) {
+    if (form != whale.harness.HarnessForm.CHAT) {
       return TemplateLibrary.super.initial(form);
     }
     ChessGenome g = ChessGenome.initial();

@@ -1,4 +1,4 @@
-package whale.harness.searchqa;
+package whale.task.searchqa;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -19,7 +19,7 @@ import whale.harness.EpisodeStatus;
 import whale.harness.HarnessCandidate;
 import whale.harness.HarnessCompiler;
 import whale.harness.TraceStats;
-import whale.harness.searchqa.SearchQaGenome.Axis;
+import whale.task.searchqa.SearchQaGenome.Axis;
 import whale.model.Completion;
 import whale.model.GenerationRequest;
 import whale.model.Generator;
@@ -75,7 +75,7 @@ class SearchQaTemplatesTest {
         assertEquals(g.hops() == SearchQaGenome.Hops.TWO ? 2 : 1, r.toolCalls().size(), g.code());
         assertEquals(r.toolCalls().size() * g.votes(), r.turns(), g.code());
         String prompt = r.modelCalls().get(0).prompt();
-        if (g.form() == whale.harness.HarnessGenome.Form.CHAT) {
+        if (g.form() == whale.harness.HarnessForm.CHAT) {
           // the same prompt as the user's message, through the (builtin) chat template
           List<whale.chat.Message> asked = r.modelCalls().get(0).chat().messages();
           assertEquals(1, asked.size());
@@ -140,9 +140,9 @@ class SearchQaTemplatesTest {
         new TraceStats(16, 0.1, 1, 0, 0, 0, 0, 20))));
     assertEquals(LIB.propose(archive, 3, 42, false), LIB.propose(archive, 3, 42, false, false));
     assertTrue(LIB.propose(archive, 30, 42, false).stream().allMatch(c ->
-        SearchQaGenome.SPACE.fromSource(c.source()).form() == whale.harness.HarnessGenome.Form.COMPLETION));
+        SearchQaGenome.SPACE.fromSource(c.source()).form() == whale.harness.HarnessForm.COMPLETION));
     HarnessCandidate chat = LIB.propose(archive, 30, 42, false, true).stream().filter(c ->
-        SearchQaGenome.SPACE.fromSource(c.source()).form() == whale.harness.HarnessGenome.Form.CHAT)
+        SearchQaGenome.SPACE.fromSource(c.source()).form() == whale.harness.HarnessForm.CHAT)
         .findFirst().orElseThrow();
     assertTrue(chat.name().endsWith("-chat") && chat.source().contains("ctx.chat(List.of(Message.user(prompt))"),
         chat.source());

@@ -16,8 +16,8 @@ public interface TemplateLibrary {
    *
    * @throws IllegalArgumentException for a form the task's templates do not write
    */
-  default HarnessCandidate initial(HarnessGenome.Form form) {
-    if (form == HarnessGenome.Form.COMPLETION) {
+  default HarnessCandidate initial(HarnessForm form) {
+    if (form == HarnessForm.COMPLETION) {
       return initial();
     }
     throw new IllegalArgumentException("this task's templates have no "

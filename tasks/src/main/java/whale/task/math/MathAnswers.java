@@ -1,4 +1,4 @@
-package whale.task;
+package whale.task.math;
 
 import java.math.BigDecimal;
 import java.util.regex.Pattern;

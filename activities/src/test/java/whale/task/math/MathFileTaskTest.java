@@ -1,4 +1,4 @@
-package whale.task;
+package whale.task.math;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -14,6 +14,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import whale.activities.TaskCatalog;
 import whale.workflows.activities.TaskRef;
+import whale.task.Jsonl;
+import whale.task.Split;
+import whale.task.Task;
+import whale.task.TaskProblem;
 
 /** GSM8K- and MATH-style JSONL through the task catalog, and their verifiers. */
 class MathFileTaskTest {

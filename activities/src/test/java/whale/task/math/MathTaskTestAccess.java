@@ -1,4 +1,4 @@
-package whale.task;
+package whale.task.math;
 
 /** Lets other test packages replay one operation sentence. */
 public final class MathTaskTestAccess {

@@ -3,7 +3,7 @@ package whale.task.chess;
 import java.util.List;
 import whale.harness.Genome;
 import whale.harness.GenomeSpace;
-import whale.harness.HarnessGenome.Form;
+import whale.harness.HarnessForm;
 
 /**
  * The building blocks of a chess template harness, embedded in the emitted source as
@@ -11,7 +11,7 @@ import whale.harness.HarnessGenome.Form;
  * {@code harness.chatForm}; CHAT appends ";form=CHAT") sends the same prompt, position and cue, as
  * the user's message through the model's chat template.
  */
-public record ChessGenome(Board board, Cue cue, int votes, int retries, Parsing parsing, Form form)
+public record ChessGenome(Board board, Cue cue, int votes, int retries, Parsing parsing, HarnessForm form)
     implements Genome<ChessGenome, ChessGenome.Axis> {
   /** CUE is the only prompt-text axis (the Fast-Slow control's). */
   public static final GenomeSpace<ChessGenome, Axis> SPACE = GenomeSpace.<ChessGenome, Axis>of(Axis.class)
@@ -21,13 +21,13 @@ public record ChessGenome(Board board, Cue cue, int votes, int retries, Parsing 
       .axis(Axis.RETRIES, "retries", ChessGenome::retries, List.of(0, 1, 2))
       .axis(Axis.PARSING, "parse", ChessGenome::parsing, List.of(Parsing.values()))
       // the completion form is left out of the genome line: archived genomes keep their sources
-      .axis(Axis.FORM, "form", ChessGenome::form, List.of(Form.COMPLETION, Form.CHAT), Form.COMPLETION)
+      .axis(Axis.FORM, "form", ChessGenome::form, List.of(HarnessForm.COMPLETION, HarnessForm.CHAT), HarnessForm.COMPLETION)
       .build(v -> new ChessGenome((Board) v.get(0), (Cue) v.get(1), (Integer) v.get(2), (Integer) v.get(3),
-          (Parsing) v.get(4), (Form) v.get(5)), ChessTemplates::render);
+          (Parsing) v.get(4), (HarnessForm) v.get(5)), ChessTemplates::render);
 
   /** A completion-form genome (the five axes before FORM existed). */
   public ChessGenome(Board board, Cue cue, int votes, int retries, Parsing parsing) {
-    this(board, cue, votes, retries, parsing, Form.COMPLETION);
+    this(board, cue, votes, retries, parsing, HarnessForm.COMPLETION);
   }
 
   /** How the position is shown to the model. */

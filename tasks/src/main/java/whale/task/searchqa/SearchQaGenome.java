@@ -1,9 +1,9 @@
-package whale.harness.searchqa;
+package whale.task.searchqa;
 
 import java.util.List;
 import whale.harness.Genome;
 import whale.harness.GenomeSpace;
-import whale.harness.HarnessGenome.Form;
+import whale.harness.HarnessForm;
 
 /**
  * The building blocks of a search-QA template harness, encoded as
@@ -23,7 +23,7 @@ import whale.harness.HarnessGenome.Form;
  *     message through the model's chat template; the completion form is left out of the genome line
  */
 public record SearchQaGenome(Query query, int docs, int chars, Format format, Hops hops, int votes,
-    Parsing parsing, int maxNewTokens, Form form) implements Genome<SearchQaGenome, SearchQaGenome.Axis> {
+    Parsing parsing, int maxNewTokens, HarnessForm form) implements Genome<SearchQaGenome, SearchQaGenome.Axis> {
 
   /** FORMAT is the only prompt-text axis (the Fast-Slow control's). */
   public static final GenomeSpace<SearchQaGenome, Axis> SPACE = GenomeSpace.<SearchQaGenome, Axis>of(Axis.class)
@@ -35,15 +35,15 @@ public record SearchQaGenome(Query query, int docs, int chars, Format format, Ho
       .axis(Axis.VOTES, "votes", SearchQaGenome::votes, List.of(1, 3, 5))
       .axis(Axis.PARSING, "parse", SearchQaGenome::parsing, List.of(Parsing.values()))
       .axis(Axis.MAX_NEW_TOKENS, "maxNew", SearchQaGenome::maxNewTokens, List.of(12, 24))
-      .axis(Axis.FORM, "form", SearchQaGenome::form, List.of(Form.COMPLETION, Form.CHAT), Form.COMPLETION)
+      .axis(Axis.FORM, "form", SearchQaGenome::form, List.of(HarnessForm.COMPLETION, HarnessForm.CHAT), HarnessForm.COMPLETION)
       .build(v -> new SearchQaGenome((Query) v.get(0), (Integer) v.get(1), (Integer) v.get(2), (Format) v.get(3),
-          (Hops) v.get(4), (Integer) v.get(5), (Parsing) v.get(6), (Integer) v.get(7), (Form) v.get(8)),
+          (Hops) v.get(4), (Integer) v.get(5), (Parsing) v.get(6), (Integer) v.get(7), (HarnessForm) v.get(8)),
           SearchQaRenderer::render);
 
   /** A completion-form genome (the eight axes before FORM existed). */
   public SearchQaGenome(Query query, int docs, int chars, Format format, Hops hops, int votes,
       Parsing parsing, int maxNewTokens) {
-    this(query, docs, chars, format, hops, votes, parsing, maxNewTokens, Form.COMPLETION);
+    this(query, docs, chars, format, hops, votes, parsing, maxNewTokens, HarnessForm.COMPLETION);
   }
 
   /** RAW: the question as is; KEYWORDS: question words dropped; ENTITY: only its capitalised names. */

@@ -1,7 +1,7 @@
-package whale.harness.searchqa;
+package whale.task.searchqa;
 
 import whale.harness.GenomeSpace;
-import whale.harness.searchqa.SearchQaGenome.Hops;
+import whale.task.searchqa.SearchQaGenome.Hops;
 
 /** Writes the readable Java source of a search-QA template harness, its genome embedded. */
 public final class SearchQaRenderer {

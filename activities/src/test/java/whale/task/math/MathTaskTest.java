@@ -1,4 +1,4 @@
-package whale.task;
+package whale.task.math;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -12,6 +12,9 @@ import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
+import whale.task.Split;
+import whale.task.TaskProblem;
+import whale.task.Tool;
 
 class MathTaskTest {
   static final MathTask TASK = new MathTask(2024);
