@@ -79,7 +79,7 @@ public final class CudaCheck {
       return "";
     }
     return "model.device cuda needs a GPU this process cannot use: " + String.join("; ", missing)
-        + ". See README, \"Bring your own model\", GPU.";
+        + ". See docs/models.md, GPU.";
   }
 
   /** What the environment lacks for DJL to load the wheel's CUDA libtorch. */
