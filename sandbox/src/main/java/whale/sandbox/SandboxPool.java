@@ -30,10 +30,14 @@ public final class SandboxPool implements AutoCloseable {
     this.permits = new Semaphore(size, true);
   }
 
-  /** A pool of the current JVM's class path (or {@code whale.sandbox.classpath}). */
+  /** A pool on {@link SandboxClasspath#forThisJvm} (the sandbox's own jars when whale runs from its layout). */
   public static SandboxPool forThisJvm(int size, int heapMb) {
-    return new SandboxPool(size, System.getProperty("whale.sandbox.classpath",
-        System.getProperty("java.class.path")), heapMb);
+    return new SandboxPool(size, SandboxClasspath.forThisJvm(), heapMb);
+  }
+
+  /** The class path its sandbox JVMs start with. */
+  public String classpath() {
+    return classpath;
   }
 
   public int size() {
