@@ -83,7 +83,7 @@ public class HarnessActivitiesImpl implements HarnessActivities {
   }
 
   private List<CandidateInfo> proposeOnce(ProposeRequest req) {
-    return Memo.once(runtime.store(), "propose", req, CandidateList.class, () -> {
+    return Memo.once(runtime.store(), Memo.Kind.PROPOSE, req, CandidateList.class, () -> {
       Task task = runtime.task(req.task());
       List<whale.harness.ArchiveEntry> view = new ArrayList<>();
       for (ArchiveEntry e : req.archive()) {

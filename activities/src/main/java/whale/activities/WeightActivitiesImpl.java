@@ -27,7 +27,6 @@ import whale.workflows.schedule.Seeds;
 /** The weight side: the base model's pretraining and one online RSFT step. */
 public class WeightActivitiesImpl implements WeightActivities {
   /** The memo namespace of {@link #prepareBaseModel}'s builtin pretraining, keyed by the request. */
-  static final String BASE_MEMO = "base-model";
 
   private final ActivityRuntime runtime;
 
@@ -43,7 +42,7 @@ public class WeightActivitiesImpl implements WeightActivities {
         // is content-addressed, so the same directory gives the same reference on every attempt.
         return HfPolicy.prepareBase(runtime.store(), req);
       }
-      return Memo.once(runtime.store(), BASE_MEMO, req, String.class, () -> pretrain(req));
+      return Memo.once(runtime.store(), Memo.Kind.BASE_MODEL, req, String.class, () -> pretrain(req));
     });
   }
 
@@ -68,7 +67,7 @@ public class WeightActivitiesImpl implements WeightActivities {
   public RsftStepResult rsftStep(RsftStepRequest req) {
     String caller = callerWorkflowId();
     return ActivityHeartbeat.during("RSFT step " + req.step(), () -> {
-      RsftStepResult r = Memo.once(runtime.store(), "rsft-step", req, RsftStepResult.class,
+      RsftStepResult r = Memo.once(runtime.store(), Memo.Kind.RSFT_STEP, req, RsftStepResult.class,
           () -> step(req));
       // Held for the calling workflow until its retention call pins it: a run sharing the store
       // (identical bytes) cannot delete it in between.
