@@ -33,9 +33,8 @@ final class GrpcGenerator implements Generator {
 
   @Override
   public List<Completion> generate(List<GenerationRequest> requests, SamplingParams params) {
-    GenerateRequest.Builder b = GenerateRequest.newBuilder().setSession(session)
-        .setParams(whale.proto.model.v1.SamplingParams.newBuilder().setTemperature(params.temperature())
-            .setTopK(params.topK()));
+    // params (temperature, top-k) stay here: the worker samples with its session's
+    GenerateRequest.Builder b = GenerateRequest.newBuilder().setSession(session);
     for (GenerationRequest r : requests) {
       Prompt.Builder p = Prompt.newBuilder().setText(r.prompt()).setSeed(r.seed())
           .setMaxNewTokens(r.maxNewTokens()).setChat(r.chat());
