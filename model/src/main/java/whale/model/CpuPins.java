@@ -42,7 +42,7 @@ import java.util.Map;
  *
  * <p>The setting is {@code -Dwhale.cpuPins} or {@code WHALE_CPU_PINS}: {@code avx2} (the default)
  * sets the three variables in this process's environment before the engine starts (setenv, which
- * libtorch's getenv reads; {@link LanguageModel}'s static block calls {@link #mode} first);
+ * libtorch's getenv reads; {@link EngineSettings} calls {@link #mode} first);
  * {@code off} leaves the environment as it is, for speed or for pins of the operator's own. The
  * pins in force are read back from the libraries ({@link #describe}), not assumed.
  */

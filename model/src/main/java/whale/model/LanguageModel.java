@@ -33,26 +33,9 @@ import java.util.SplittableRandom;
  * <p>Calls are serialised on the instance; training is also serialised JVM-wide because DJL's
  * PyTorch engine allows only one GradientCollector at a time.
  */
-public final class LanguageModel implements Generator, AutoCloseable {
+public final class LanguageModel implements Policy {
   static {
-    // The instruction-set pins first: libtorch reads them when it first computes (CpuPins).
-    CpuPins.mode();
-    // Never reach for the network (model zoo, engine downloads) or send usage tracking.
-    System.setProperty("ai.djl.offline", "true");
-    // One intra-op and one inter-op thread unless the operator says otherwise: for a model this small
-    // a second thread is slower (1500 pretraining steps: 12 s with one, 21 s with two; on a busy
-    // 2-core machine spinning OpenMP workers made a forward pass 5-10x slower), and two threads
-    // reorder float sums, so the same seeded training gave visibly different models in different
-    // processes (with one thread they agree to a point or so; kernels may still depend on alignment).
-    // Parallelism comes from activities running side by side. Read when the engine starts.
-    if (System.getProperty("ai.djl.pytorch.num_threads") == null) {
-      System.setProperty("ai.djl.pytorch.num_threads", "1");
-    }
-    if (System.getProperty("ai.djl.pytorch.num_interop_threads") == null) {
-      System.setProperty("ai.djl.pytorch.num_interop_threads", "1");
-    }
-    // before libtorch allocates: the fixed mmap threshold, if the operator set one (NativeHeap)
-    NativeHeap.mmapThreshold();
+    EngineSettings.apply(); // before the engine starts: pins, offline, threads (one place for both models)
   }
 
   /** Most rows in one forward pass while sampling: bounds native memory. */
@@ -71,15 +54,6 @@ public final class LanguageModel implements Generator, AutoCloseable {
     this.gpt = gpt;
     this.optimizer =
         new AdamW(gpt.weights(), new HashSet<>(TinyGpt.decayed(config)), manager);
-  }
-
-  /**
-   * Starts the PyTorch engine with whale's settings (this class's static block, pins first) and
-   * says which kernels it runs: {@link CpuPins#describe}, for a worker's first lines.
-   */
-  public static String startEngine() {
-    Engine.getEngine("PyTorch");
-    return CpuPins.describe();
   }
 
   /** A freshly initialised model; the same config and seed give the same weights. */
@@ -315,6 +289,12 @@ public final class LanguageModel implements Generator, AutoCloseable {
 
   // ---------------------------------------------------------------- training
 
+  /** The builtin model has no adapters: RSFT trains all of it. */
+  @Override
+  public boolean trainsAllWeights() {
+    return true;
+  }
+
   /**
    * One epoch of supervised fine-tuning: the examples in an order shuffled by {@code seed}, in
    * minibatches of {@code minibatch}; the loss is the mean NLL of completion tokens only (callers keep
@@ -325,6 +305,7 @@ public final class LanguageModel implements Generator, AutoCloseable {
   }
 
   /** Like {@link #sft(List, int, float, long)}, reporting each minibatch step (an activity's checkpoint). */
+  @Override
   public TrainStats sft(List<SftExample> examples, int minibatch, float learningRate, long seed,
       Progress progress) {
     if (minibatch < 1) {
@@ -353,11 +334,6 @@ public final class LanguageModel implements Generator, AutoCloseable {
    */
   public TrainStats pretrain(List<String> documents, int steps, int batch, float lr, long seed) {
     return pretrain(documents, steps, batch, lr, seed, (step, loss) -> { });
-  }
-
-  /** Called after every training step with the step number (1-based) and its loss. */
-  public interface Progress {
-    void onStep(int step, float loss);
   }
 
   /**

@@ -13,7 +13,9 @@ import java.util.Set;
 import whale.model.Completion;
 import whale.model.GenerationRequest;
 import whale.model.ModelLimits;
+import whale.model.EngineSettings;
 import whale.model.Generator;
+import whale.model.Policy;
 import whale.model.LanguageModel;
 import whale.model.SamplingParams;
 import whale.model.SftExample;
@@ -32,16 +34,9 @@ import whale.model.TrainStats;
  * set, and glibc keeps up to 8 per core: sampling SmolLM2-135M from 8 threads ended at 9.4 GB
  * resident where one thread stays at 1.6 GB ({@code bench/README.md}, memory).
  */
-public final class HfModel implements Generator, AutoCloseable {
+public final class HfModel implements Policy {
   static {
-    // whale's engine defaults (offline, one intra-op and one inter-op thread unless the operator
-    // says otherwise) live in LanguageModel's static block; run it whichever model a JVM loads
-    // first, before the engine starts, so seeded training agrees across processes here too.
-    try {
-      Class.forName("whale.model.LanguageModel", true, HfModel.class.getClassLoader());
-    } catch (ClassNotFoundException e) {
-      throw new ExceptionInInitializerError(e);
-    }
+    EngineSettings.apply(); // before the engine starts: pins, offline, threads (one place for both models)
   }
 
   /** whale's Generator contract: a completion is one line. */
@@ -316,6 +311,7 @@ public final class HfModel implements Generator, AutoCloseable {
   }
 
   /** Whether it fine-tunes every weight (no adapters): weights, gradients and moments its own. */
+  @Override
   public boolean trainsAllWeights() {
     return trainer != null && decoder.adapters().isEmpty();
   }
@@ -364,6 +360,14 @@ public final class HfModel implements Generator, AutoCloseable {
    */
   public TrainStats sft(List<SftExample> examples, int minibatch, float lr, long seed) {
     return sft(examples, minibatch, minibatch, lr, seed);
+  }
+
+  /** As above; {@code progress} hears of the epoch once, at its end (training runs on the model's thread). */
+  @Override
+  public TrainStats sft(List<SftExample> examples, int minibatch, float lr, long seed, Progress progress) {
+    TrainStats stats = sft(examples, minibatch, lr, seed);
+    progress.onStep(stats.steps(), (float) stats.meanLoss()); // an abandoned step stops here
+    return stats;
   }
 
   /** As above, each minibatch's gradients accumulated over micro-batches of {@code microRows}. */
