@@ -10,13 +10,13 @@ import whale.bench.Spread;
 import whale.harness.EpisodeResult;
 import whale.harness.EpisodeRunner;
 import whale.harness.HarnessCompiler;
-import whale.harness.TemplateProposer;
+import whale.task.math.MathTemplates;
 import whale.model.LanguageModel;
 import whale.model.ModelConfig;
 import whale.sandbox.EpisodeExecutor;
 import whale.sandbox.InProcessExecutor;
 import whale.sandbox.SandboxExecutor;
-import whale.task.MathTask;
+import whale.task.math.MathTask;
 import whale.task.Split;
 import whale.task.TaskProblem;
 
@@ -39,7 +39,7 @@ public class SandboxBench {
     try (LanguageModel model = LanguageModel.create(new ModelConfig(97, 160, 64, 2, 4, 4), 1);
         SandboxExecutor sandbox = SandboxExecutor.create(2, 256)) {
       EpisodeExecutor inProcess = new InProcessExecutor(new HarnessCompiler());
-      String src = TemplateProposer.initialHarnessSource();
+      String src = MathTemplates.initialHarnessSource();
       EpisodeRunner.Config config = EpisodeRunner.Config.defaults().withEpisodeTimeout(Duration.ofSeconds(30));
       String[] names = {"in-process", "sandbox"};
       EpisodeExecutor[] ex = {inProcess, sandbox};

@@ -10,7 +10,7 @@ BIG=${BIG:-/tmp/whale-bench-10m}
 [ -d "$BIG" ] || "$PY" bench/hf_bench.py make "$BIG"
 SMALL=activities/src/test/resources/hf/llama
 ./mvnw -B -q -o -pl activities dependency:build-classpath -Dmdep.outputFile=target/bench.cp >/dev/null
-CP="activities/target/classes:workflows/target/classes:proto/target/classes:$(cat activities/target/bench.cp)"
+CP="activities/target/classes:harness-api/target/classes:model-api/target/classes:model/target/classes:sandbox/target/classes:store/target/classes:tasks/target/classes:workflows/target/classes:proto/target/classes:$(cat activities/target/bench.cp)"
 # DEVICE=cuda (bench/gpu-check): both sides on the GPU
 # REPEATS: timed runs of each figure after two warm-ups, best taken, the same on both sides
 export REPEATS=${REPEATS:-10}

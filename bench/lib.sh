@@ -12,7 +12,7 @@ if [ "${BENCH_BUILT:-0}" != 1 ]; then
     -Dmdep.includeScope=test -Dmdep.outputFile=target/bench.cp >/dev/null
   export BENCH_BUILT=1
 fi
-CP="workers/target/test-classes:workers/target/classes:activities/target/classes:workflows/target/classes:proto/target/classes:$(cat workers/target/bench.cp)"
+CP="workers/target/test-classes:workers/target/classes:activities/target/classes:harness-api/target/classes:model-api/target/classes:model/target/classes:sandbox/target/classes:store/target/classes:tasks/target/classes:workflows/target/classes:proto/target/classes:$(cat workers/target/bench.cp)"
 export CP
 # the whale jar the worker processes run (WorkerProcess reads -Dwhale.jar)
 BENCH_JAVA_OPTS="-Dai.djl.offline=true -Dwhale.jar=$(pwd)/workers/target/whale-workers.jar"

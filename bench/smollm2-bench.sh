@@ -11,7 +11,7 @@ MODEL=${MODEL:-$(./whale models fetch smollm2-135m-instruct | tail -1)}
 IN=${IN:-/tmp/whale-smollm2-bench.json}
 "$PY" bench/smollm2_bench.py inputs "$MODEL" "$IN"
 ./mvnw -B -q -o -pl activities dependency:build-classpath -Dmdep.outputFile=target/bench.cp >/dev/null
-CP="activities/target/classes:workflows/target/classes:proto/target/classes:$(cat activities/target/bench.cp)"
+CP="activities/target/classes:harness-api/target/classes:model-api/target/classes:model/target/classes:sandbox/target/classes:store/target/classes:tasks/target/classes:workflows/target/classes:proto/target/classes:$(cat activities/target/bench.cp)"
 export REPEATS=${REPEATS:-3}
 for pins in avx2 off; do
   WHALE_CPU_PINS=$pins java -Dwhale.bench.repeats="$REPEATS" -Dai.djl.pytorch.num_threads=1 \

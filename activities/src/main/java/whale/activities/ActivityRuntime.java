@@ -15,6 +15,7 @@ import whale.model.LanguageModel;
 import whale.sandbox.EpisodeExecutor;
 import whale.sandbox.InProcessExecutor;
 import whale.sandbox.SandboxExecutor;
+import whale.sandbox.SandboxProcess;
 import whale.store.ArtifactStore;
 import whale.task.Task;
 import whale.workflows.activities.TaskRef;
@@ -60,6 +61,7 @@ public final class ActivityRuntime {
 
   public static ActivityRuntime open(Path artifactRoot, Mode mode) {
     System.setProperty("ai.djl.offline", "true");
+    SandboxProcess.onKill(() -> WhaleMetrics.sandboxKills().increment());
     return new ActivityRuntime(new ArtifactStore(artifactRoot), mode);
   }
 

@@ -22,7 +22,7 @@ public class EvalActivitiesImpl implements EvalActivities {
   @Override
   public MeanAtKResult evaluate(EvalRequest req) {
     return ActivityHeartbeat.during(req.label(), () ->
-        Memo.once(runtime.store(), "evaluate", memoKey(req), MeanAtKResult.class, () -> run(req)));
+        Memo.once(runtime.store(), Memo.Kind.EVALUATE, memoKey(req), MeanAtKResult.class, () -> run(req)));
   }
 
   /**

@@ -14,7 +14,7 @@ import java.util.Map;
 import whale.harness.ArchiveView;
 import whale.harness.EpisodeResult;
 import whale.harness.HarnessCandidate;
-import whale.harness.HarnessGenome;
+import whale.task.math.MathGenome;
 import whale.harness.PromptOnlyCheck;
 import whale.harness.TraceStats;
 import whale.proposers.CommandProposer;
@@ -29,6 +29,7 @@ import whale.workflows.activities.HarnessActivities;
 import whale.workflows.activities.ProposeRequest;
 import whale.workflows.activities.TaskRef;
 import whale.workflows.schedule.ParetoAcceptance;
+import whale.harness.HarnessForm;
 
 /**
  * Harness code: the task's starting harness, and Meta-Harness proposals. Before proposing, the
@@ -55,10 +56,10 @@ public class HarnessActivitiesImpl implements HarnessActivities {
   public CandidateInfo initialHarness(TaskRef taskRef, String form) {
     return ActivityHeartbeat.during("initial harness", () -> {
       runtime.task(taskRef); // rejects an unknown task before anything is stored
-      HarnessGenome.Form f;
+      HarnessForm f;
       try {
-        f = form == null ? HarnessGenome.Form.COMPLETION
-            : HarnessGenome.Form.valueOf(form.toUpperCase(java.util.Locale.ROOT));
+        f = form == null ? HarnessForm.COMPLETION
+            : HarnessForm.valueOf(form.toUpperCase(java.util.Locale.ROOT));
         return validated(TaskCatalog.templates(taskRef.name()).initial(f));
       } catch (IllegalArgumentException e) {
         // the spec validator rejects these first; a worker asked anyway fails the run for good
@@ -82,7 +83,7 @@ public class HarnessActivitiesImpl implements HarnessActivities {
   }
 
   private List<CandidateInfo> proposeOnce(ProposeRequest req) {
-    return Memo.once(runtime.store(), "propose", req, CandidateList.class, () -> {
+    return Memo.once(runtime.store(), Memo.Kind.PROPOSE, req, CandidateList.class, () -> {
       Task task = runtime.task(req.task());
       List<whale.harness.ArchiveEntry> view = new ArrayList<>();
       for (ArchiveEntry e : req.archive()) {

@@ -3,7 +3,6 @@ package whale.activities;
 import com.fasterxml.jackson.annotation.JsonInclude;
 import io.temporal.failure.ApplicationFailure;
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -56,8 +55,7 @@ public final class HfPolicy {
 
   /** Whether {@code ref} names a Hugging Face checkpoint (base or step) rather than a builtin one. */
   public static boolean isHf(ArtifactStore store, String ref) {
-    int b = firstByte(store.path(ref));
-    return b == '{' || b == 'P';
+    return CheckpointKind.of(store.path(ref)).huggingFace();
   }
 
   /**
@@ -160,7 +158,7 @@ public final class HfPolicy {
   private static HfModel loadOn(ArtifactStore store, String ref, boolean train) {
     Path file = store.path(ref);
     try {
-      if (firstByte(file) == '{') {
+      if (CheckpointKind.of(file) == CheckpointKind.HF_BASE) {
         Base base = store.getJson(ref, Base.class);
         Path dir = Path.of(base.path());
         try {
@@ -213,9 +211,10 @@ public final class HfPolicy {
    */
   public static Path checkpointDir(ArtifactStore store, String ref) {
     Path file = store.path(ref);
-    if (firstByte(file) != 'P') {
+    CheckpointKind kind = CheckpointKind.of(file);
+    if (kind != CheckpointKind.HF_STEP) {
       throw new IllegalArgumentException(ref + " is not a Hugging Face RSFT step checkpoint"
-          + (firstByte(file) == '{' ? " (it is a run's base: export the model directory itself)"
+          + (kind == CheckpointKind.HF_BASE ? " (it is a run's base: export the model directory itself)"
               : " (it is a builtin model's checkpoint)"));
     }
     try {
@@ -321,14 +320,6 @@ public final class HfPolicy {
         Files.copy(f, out);
         out.closeEntry();
       }
-    }
-  }
-
-  private static int firstByte(Path file) {
-    try (InputStream in = Files.newInputStream(file)) {
-      return in.read();
-    } catch (IOException e) {
-      throw new UncheckedIOException("cannot read " + file, e);
     }
   }
 

@@ -20,12 +20,39 @@ final class Memo {
 
   private Memo() {}
 
-  static <T> T once(ArtifactStore store, String namespace, Object request, Class<T> type,
-      Supplier<T> work) {
+  /**
+   * What is remembered, and the version of how it is computed. A changed request record changes
+   * its JSON and so its key by itself; bump the version when the work behind an unchanged request
+   * changes its result (a fixed bug, another training loop), so that no store hands back results of
+   * the old code. Version 1 keys are the original ones (namespace and request JSON), so stores
+   * written before versions existed keep their entries.
+   */
+  enum Kind {
+    BASE_MODEL("base-model", 1),
+    RSFT_STEP("rsft-step", 1),
+    PROPOSE("propose", 1),
+    EVALUATE("evaluate", 1);
+
+    final String namespace;
+    final int version;
+
+    Kind(String namespace, int version) {
+      this.namespace = namespace;
+      this.version = version;
+    }
+
+    /** The memo key of {@code requestJson}. */
+    String key(String requestJson) {
+      String versioned = version == 1 ? "" : "v" + version + "\n";
+      return ArtifactStore.sha256Hex(namespace + "\n" + versioned + requestJson);
+    }
+  }
+
+  static <T> T once(ArtifactStore store, Kind kind, Object request, Class<T> type, Supplier<T> work) {
+    String namespace = kind.namespace;
     String key;
     try {
-      key = ArtifactStore.sha256Hex(namespace + "\n"
-          + ArtifactStore.json().writeValueAsString(request));
+      key = kind.key(ArtifactStore.json().writeValueAsString(request));
     } catch (JsonProcessingException e) {
       throw new IllegalStateException(e);
     }

@@ -4,11 +4,11 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import whale.harness.TemplateLibrary;
-import whale.harness.TemplateProposer;
-import whale.harness.searchqa.SearchQaTemplates;
+import whale.task.math.MathTemplates;
+import whale.task.searchqa.SearchQaTemplates;
 import whale.store.ArtifactStore;
-import whale.task.MathFileTask;
-import whale.task.MathTask;
+import whale.task.math.MathFileTask;
+import whale.task.math.MathTask;
 import whale.task.Task;
 import whale.task.chess.ChessTask;
 import whale.task.chess.ChessTemplates;
@@ -52,7 +52,17 @@ public final class TaskCatalog {
             : loadSearchQa(ref, store);
         yield ref.judge() == null ? t : SearchQaTask.withJudge(t, judge(ref.judge()));
       }
-      case ChessTask.NAME -> ChessTask.of(ref);
+      case ChessTask.NAME -> {
+        if (ref.builtin()) {
+          yield ChessTask.builtin(ref.dataSeed(), ref.weightProblems(), ref.harnessProblems(), ref.testProblems());
+        }
+        if (!"lichess".equals(ref.format())) {
+          throw new IllegalArgumentException("chess: unknown data.format '" + ref.format()
+              + "'; available: builtin, lichess");
+        }
+        yield ChessTask.lichess(path(ref.trainFile()), path(ref.testFile()), ref.dataSeed(),
+            ref.weightProblems(), ref.harnessProblems(), ref.testProblems());
+      }
       default -> throw new IllegalArgumentException("unknown task '" + ref.name() + "'; available: "
           + String.join(", ", names()));
     };
@@ -83,7 +93,7 @@ public final class TaskCatalog {
   /** The task's built-in proposer and its starting harness h0. */
   public static TemplateLibrary templates(String task) {
     return switch (task) {
-      case MathTask.NAME -> new TemplateProposer();
+      case MathTask.NAME -> new MathTemplates();
       case ChessTask.NAME -> new ChessTemplates();
       case SearchQaTask.NAME -> new SearchQaTemplates();
       default -> throw new IllegalArgumentException("unknown task '" + task + "'; available: "

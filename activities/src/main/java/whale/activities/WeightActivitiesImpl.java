@@ -6,8 +6,8 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import whale.harness.EpisodeResult;
-import whale.model.Generator;
 import whale.model.LanguageModel;
+import whale.model.Policy;
 import whale.model.ModelConfig;
 import whale.model.SftExample;
 import whale.model.TrainStats;
@@ -27,7 +27,6 @@ import whale.workflows.schedule.Seeds;
 /** The weight side: the base model's pretraining and one online RSFT step. */
 public class WeightActivitiesImpl implements WeightActivities {
   /** The memo namespace of {@link #prepareBaseModel}'s builtin pretraining, keyed by the request. */
-  static final String BASE_MEMO = "base-model";
 
   private final ActivityRuntime runtime;
 
@@ -43,7 +42,7 @@ public class WeightActivitiesImpl implements WeightActivities {
         // is content-addressed, so the same directory gives the same reference on every attempt.
         return HfPolicy.prepareBase(runtime.store(), req);
       }
-      return Memo.once(runtime.store(), BASE_MEMO, req, String.class, () -> pretrain(req));
+      return Memo.once(runtime.store(), Memo.Kind.BASE_MODEL, req, String.class, () -> pretrain(req));
     });
   }
 
@@ -68,7 +67,7 @@ public class WeightActivitiesImpl implements WeightActivities {
   public RsftStepResult rsftStep(RsftStepRequest req) {
     String caller = callerWorkflowId();
     return ActivityHeartbeat.during("RSFT step " + req.step(), () -> {
-      RsftStepResult r = Memo.once(runtime.store(), "rsft-step", req, RsftStepResult.class,
+      RsftStepResult r = Memo.once(runtime.store(), Memo.Kind.RSFT_STEP, req, RsftStepResult.class,
           () -> step(req));
       // Held for the calling workflow until its retention call pins it: a run sharing the store
       // (identical bytes) cannot delete it in between.
@@ -116,8 +115,8 @@ public class WeightActivitiesImpl implements WeightActivities {
       batch.add(all.get(i));
     }
     String harness = runtime.harnessSource(req.harnessRef());
-    try (Trainee model = trainee(req.checkpointRef())) {
-      List<EpisodeResult> episodes = Episodes.run(runtime.episodes(), model.generator(), task,
+    try (Policy model = policy(req.checkpointRef())) {
+      List<EpisodeResult> episodes = Episodes.run(runtime.episodes(), model, task,
           harness, batch, req.samplesPerPrompt(), req.seed(), req.episodes(),
           "RSFT step " + req.step());
       double reward = episodes.stream().mapToDouble(EpisodeResult::reward).average().orElse(0);
@@ -126,7 +125,7 @@ public class WeightActivitiesImpl implements WeightActivities {
       for (EpisodeResult e : episodes) {
         if (e.reward() > req.acceptThreshold()) {
           accepted++;
-          examples.addAll(e.sftExamples(model.generator().chatTemplate()));
+          examples.addAll(e.sftExamples(model.chatTemplate()));
         }
       }
       String rolloutsRef = runtime.store().putJson(episodes);
@@ -139,83 +138,30 @@ public class WeightActivitiesImpl implements WeightActivities {
       TrainStats stats = model.sft(examples, req.minibatch(), (float) req.learningRate(),
           Seeds.mix(req.seed(), 1), (i, loss) -> ActivityHeartbeat.progress("RSFT step " + req.step()
               + ": SFT minibatch " + i + " loss " + loss)); // an abandoned step stops here, unsaved
-      return new RsftStepResult(model.save(), reward, accepted, episodes.size(), examples.size(),
+      return new RsftStepResult(save(model), reward, accepted, episodes.size(), examples.size(),
           stats.meanLoss(), rolloutsRef);
     }
   }
 
-  /** The model an RSFT step samples from and trains: builtin, or Hugging Face (LoRA or full). */
-  private interface Trainee extends AutoCloseable {
-    Generator generator();
-
-    TrainStats sft(List<SftExample> examples, int minibatch, float learningRate, long seed,
-        LanguageModel.Progress progress);
-
-    /** Stores the trained model; returns its checkpoint reference. */
-    String save();
-
-    @Override
-    void close();
+  /** The model an RSFT step samples from and trains, as its checkpoint's kind says. */
+  private Policy policy(String checkpointRef) {
+    if (!HfPolicy.isHf(runtime.store(), checkpointRef)) {
+      return runtime.loadForTraining(checkpointRef);
+    }
+    // LoRA or full as the base descriptor says; a step's checkpoint keeps the mode
+    HfModel m = HfPolicy.loadForTraining(runtime.store(), checkpointRef);
+    if (m.trainsAllWeights()) {
+      // Its weights, gradients and AdamW's two moments are four copies of the model: the cached
+      // sampling copies (the shared base, the last checkpoint: up to 768 MB on SmolLM2-135M) go
+      // first and are reloaded when next sampled from (issue 20's 5 GB bound).
+      runtime.dropIdleModels();
+    }
+    return m;
   }
 
-  private Trainee trainee(String checkpointRef) {
-    if (HfPolicy.isHf(runtime.store(), checkpointRef)) {
-      // LoRA or full as the base descriptor says; a step's checkpoint keeps the mode
-      HfModel m = HfPolicy.loadForTraining(runtime.store(), checkpointRef);
-      if (m.trainsAllWeights()) {
-        // Its weights, gradients and AdamW's two moments are four copies of the model: the cached
-        // sampling copies (the shared base, the last checkpoint: up to 768 MB on SmolLM2-135M) go
-        // first and are reloaded when next sampled from (issue 20's 5 GB bound).
-        runtime.dropIdleModels();
-      }
-      return new Trainee() {
-        @Override
-        public Generator generator() {
-          return m;
-        }
-
-        @Override
-        public TrainStats sft(List<SftExample> examples, int minibatch, float lr, long seed,
-            LanguageModel.Progress progress) {
-          TrainStats stats = m.sft(examples, minibatch, lr, seed);
-          progress.onStep(stats.steps(), (float) stats.meanLoss()); // an abandoned step stops here
-          return stats;
-        }
-
-        @Override
-        public String save() {
-          return HfPolicy.save(runtime.store(), m);
-        }
-
-        @Override
-        public void close() {
-          m.close();
-        }
-      };
-    }
-    LanguageModel m = runtime.loadForTraining(checkpointRef);
-    return new Trainee() {
-      @Override
-      public Generator generator() {
-        return m;
-      }
-
-      @Override
-      public TrainStats sft(List<SftExample> examples, int minibatch, float lr, long seed,
-          LanguageModel.Progress progress) {
-        return m.sft(examples, minibatch, lr, seed, progress);
-      }
-
-      @Override
-      public String save() {
-        return WeightActivitiesImpl.this.save(m);
-      }
-
-      @Override
-      public void close() {
-        m.close();
-      }
-    };
+  /** Stores the trained model in its kind's checkpoint format; returns the reference. */
+  private String save(Policy model) {
+    return model instanceof HfModel hf ? HfPolicy.save(runtime.store(), hf) : save((LanguageModel) model);
   }
 
   private String save(LanguageModel model) {

@@ -96,11 +96,11 @@ class CheckpointRetentionTest {
       computed[0]++;
       return store.putString("the step's checkpoint");
     };
-    String ref = Memo.once(store, "rsft-step", "request", String.class, work);
+    String ref = Memo.once(store, Memo.Kind.RSFT_STEP, "request", String.class, work);
     new WeightActivitiesImpl(runtime).retainCheckpoints(
         new RetainRequest("run", List.of(), List.of(ref)));
     assertFalse(store.intact(ref));
-    assertEquals(ref, Memo.once(store, "rsft-step", "request", String.class, work));
+    assertEquals(ref, Memo.once(store, Memo.Kind.RSFT_STEP, "request", String.class, work));
     assertEquals(2, computed[0], "the memo named a deleted checkpoint: the work ran again");
     assertTrue(store.intact(ref));
   }

@@ -42,8 +42,9 @@ class CrossProcessDeterminismTest {
    * rollouts' reference. An AVX2-only AMD EPYC and an Intel Xeon with AVX-512 disagree under the
    * same pins (ATen AVX2, MKL COMPATIBLE, oneDNN AVX2; measured 2026-12-04). On the Xeon a JVM
    * held to AVX2 code (-XX:UseAVX=2), glibc with its AVX-512 variants masked and MKL held to AVX2
-   * instructions all wrote its pinned bytes again, so none of those is the difference (README,
-   * "The same bytes on other machines"). Unpinned, the EPYC wrote base 36bf9818....
+   * instructions all wrote its pinned bytes again, so none of those is the difference
+   * (docs/reproducibility.md, "The same bytes on other machines"). Unpinned, the EPYC wrote base
+   * 36bf9818....
    * A change that means to alter pretraining or the step updates every row it can measure and
    * deletes the others.
    */

@@ -2,8 +2,8 @@ package whale.activities;
 
 import java.nio.file.Path;
 import java.util.List;
-import whale.harness.HarnessGenome;
-import whale.harness.TemplateProposer;
+import whale.task.math.MathGenome;
+import whale.task.math.MathTemplates;
 import whale.workflows.ExperimentSpec;
 import whale.workflows.activities.BaseModelRequest;
 import whale.workflows.activities.EpisodeSettings;
@@ -29,7 +29,7 @@ public final class DeterminismProbe {
     long gc0 = collections();
     String base = weights.prepareBaseModel(BASE);
     long gc1 = collections();
-    String chain = runtime.store().putString(TemplateProposer.render(HarnessGenome.SPACE.parse(
+    String chain = runtime.store().putString(MathTemplates.render(MathGenome.SPACE.parse(
         "format=QA;decomp=CHAIN;votes=1;retries=0;parse=FIRST_INT;maxNew=8")));
     RsftStepResult r = weights.rsftStep(new RsftStepRequest(TASK, base, chain, 1,
         List.of(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15), 8, 0.5, 32, 1e-4,

@@ -2,6 +2,7 @@ package whale.activities;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -30,8 +31,8 @@ class MemoTest {
       return new Result(store.putBytes(checkpoint), 0.5);
     };
 
-    Result first = Memo.once(store, "rsft-step", req, Result.class, work);
-    assertEquals(first, Memo.once(store, "rsft-step", req, Result.class, work));
+    Result first = Memo.once(store, Memo.Kind.RSFT_STEP, req, Result.class, work);
+    assertEquals(first, Memo.once(store, Memo.Kind.RSFT_STEP, req, Result.class, work));
     assertEquals(1, runs.get(), "an intact memo is reused");
 
     // flip a byte of the checkpoint the memo names: the work runs again and restores it
@@ -39,22 +40,22 @@ class MemoTest {
     byte[] bad = Files.readAllBytes(ckpt);
     bad[100] ^= 1;
     Files.write(ckpt, bad);
-    Result again = Memo.once(store, "rsft-step", req, Result.class, work);
+    Result again = Memo.once(store, Memo.Kind.RSFT_STEP, req, Result.class, work);
     assertEquals(2, runs.get());
     assertEquals(first, again);
     assertArrayEquals(checkpoint, store.getBytes(again.checkpointRef()));
 
     // a deleted artifact, and a memo file that no longer parses: recomputed as well
     Files.delete(store.path(first.checkpointRef()));
-    assertEquals(first, Memo.once(store, "rsft-step", req, Result.class, work));
+    assertEquals(first, Memo.once(store, Memo.Kind.RSFT_STEP, req, Result.class, work));
     assertEquals(3, runs.get());
     try (var memos = Files.list(dir.resolve("memo/rsft-step"))) {
       Path memo = memos.findFirst().orElseThrow();
       Files.writeString(memo, "{\"checkpointRef\": ");
     }
-    assertEquals(first, Memo.once(store, "rsft-step", req, Result.class, work));
+    assertEquals(first, Memo.once(store, Memo.Kind.RSFT_STEP, req, Result.class, work));
     assertEquals(4, runs.get());
-    assertEquals(first, Memo.once(store, "rsft-step", req, Result.class, work));
+    assertEquals(first, Memo.once(store, Memo.Kind.RSFT_STEP, req, Result.class, work));
     assertEquals(4, runs.get(), "and the repaired memo is trusted again");
   }
 
@@ -76,12 +77,23 @@ class MemoTest {
         whale.harnessRef(), "test", 8, 5, episodes, "round 1 weight end");
     AtomicInteger runs = new AtomicInteger();
     java.util.function.Supplier<Result> work = () -> new Result("r" + runs.incrementAndGet(), 0);
-    Result a = Memo.once(store, "evaluate", EvalActivitiesImpl.memoKey(whale), Result.class, work);
-    Result b = Memo.once(store, "evaluate", EvalActivitiesImpl.memoKey(weightOnly), Result.class,
+    Result a = Memo.once(store, Memo.Kind.EVALUATE, EvalActivitiesImpl.memoKey(whale), Result.class, work);
+    Result b = Memo.once(store, Memo.Kind.EVALUATE, EvalActivitiesImpl.memoKey(weightOnly), Result.class,
         work);
     assertEquals(a, b);
     assertEquals(1, runs.get(), "the same evaluation under another label is not run again");
-    Memo.once(store, "evaluate", EvalActivitiesImpl.memoKey(otherCheckpoint), Result.class, work);
+    Memo.once(store, Memo.Kind.EVALUATE, EvalActivitiesImpl.memoKey(otherCheckpoint), Result.class, work);
     assertEquals(2, runs.get(), "another checkpoint is another evaluation");
+  }
+
+  @Test
+  void versionOneKeysAreTheOriginalOnesAndEveryKindHasItsOwn() {
+    String json = "{\"kind\":\"step\",\"n\":7}";
+    // the key every store written before memo versions holds: sha256 of namespace, newline, request
+    assertEquals(ArtifactStore.sha256Hex("rsft-step\n" + json), Memo.Kind.RSFT_STEP.key(json));
+    java.util.Set<String> keys = new java.util.HashSet<>();
+    for (Memo.Kind k : Memo.Kind.values()) {
+      assertTrue(keys.add(k.key(json)), k + " shares a key with another kind");
+    }
   }
 }

@@ -38,7 +38,7 @@ public final class SharedBases {
    */
   static synchronized String offer(BaseModelRequest req, byte[] checkpoint) {
     ActivityRuntime s = shared();
-    return Memo.once(s.store(), WeightActivitiesImpl.BASE_MEMO, req, String.class,
+    return Memo.once(s.store(), Memo.Kind.BASE_MODEL, req, String.class,
         () -> s.store().putBytes(checkpoint));
   }
 

@@ -12,8 +12,8 @@ import java.util.stream.IntStream;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import whale.harness.HarnessGenome;
-import whale.harness.TemplateProposer;
+import whale.task.math.MathGenome;
+import whale.task.math.MathTemplates;
 import whale.workflows.activities.EpisodeSettings;
 import whale.workflows.activities.RsftStepRequest;
 import whale.workflows.activities.RsftStepResult;
@@ -48,7 +48,7 @@ class WeightActivitiesTest {
     // so in a full run this class trains no base). Its first step below is the probes' step too,
     // which accepts 2 of 128 rollouts (a 1000-step base accepted more, but cost ~100 s more here).
     base = SharedBases.base(runtime, DeterminismProbe.BASE);
-    chain = runtime.store().putString(TemplateProposer.render(HarnessGenome.SPACE.parse(
+    chain = runtime.store().putString(MathTemplates.render(MathGenome.SPACE.parse(
         "format=QA;decomp=CHAIN;votes=1;retries=0;parse=FIRST_INT;maxNew=8")));
   }
 

@@ -19,7 +19,7 @@ import whale.sandbox.InProcessExecutor;
 import whale.sandbox.SandboxExecutor;
 import whale.sandbox.SandboxHost;
 import whale.sandbox.SandboxPool;
-import whale.task.MathTask;
+import whale.task.math.MathTask;
 import whale.task.Split;
 import whale.task.TaskProblem;
 

@@ -19,7 +19,7 @@ import whale.model.GenerationRequest;
 import whale.model.Generator;
 import whale.model.SamplingParams;
 import whale.model.SftExample;
-import whale.task.MathTask;
+import whale.task.math.MathTask;
 import whale.task.TaskProblem;
 
 @Timeout(60)

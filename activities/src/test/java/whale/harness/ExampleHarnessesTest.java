@@ -7,7 +7,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import org.junit.jupiter.api.Test;
-import whale.task.MathTask;
+import whale.task.math.MathTemplatesTest;
+import whale.task.math.MathTask;
 import whale.task.Split;
 
 /** The hand-written harnesses of examples/harnesses compile, and the tool-using agent runs calc. */
@@ -33,7 +34,7 @@ class ExampleHarnessesTest {
   void mathCalcHandsEveryStepToCalcInAConversationOfItsOwn() throws Exception {
     CompiledHarness h = HarnessCompilerTest.COMPILER.compile(
         Files.readString(EXAMPLES.resolve("MathCalc.java")));
-    List<EpisodeResult> rs = new EpisodeRunner(new TemplateProposerTest.CalcCaller(), TASK)
+    List<EpisodeResult> rs = new EpisodeRunner(new MathTemplatesTest.CalcCaller(), TASK)
         .run(h, TASK.split(Split.HARNESS), 1, 3L);
     for (EpisodeResult r : rs) {
       assertEquals(EpisodeStatus.COMPLETED, r.status(), r.error());

@@ -7,34 +7,36 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.List;
 import org.junit.jupiter.api.Test;
-import whale.harness.HarnessGenome.Axis;
-import whale.harness.searchqa.SearchQaGenome;
+import whale.task.math.MathGenome.Axis;
+import whale.task.searchqa.SearchQaGenome;
 import whale.task.chess.ChessGenome;
+import whale.task.math.MathGenome;
+import whale.task.math.MathTemplates;
 
 /** The genome plumbing every task's template search shares. */
 class GenomeSpaceTest {
   @Test
   void encodesParsesAndEnumeratesEachTasksSpace() {
     // the last factor is FORM: math completion | chat | tools, chess and search QA completion | chat
-    assertEquals(3 * 2 * 3 * 3 * 3 * 3 * 3, HarnessGenome.SPACE.all().size());
+    assertEquals(3 * 2 * 3 * 3 * 3 * 3 * 3, MathGenome.SPACE.all().size());
     assertEquals(4 * 3 * 3 * 3 * 2 * 2, ChessGenome.SPACE.all().size());
     assertEquals(3 * 3 * 3 * 3 * 2 * 3 * 2 * 2 * 2, SearchQaGenome.SPACE.all().size());
-    HarnessGenome first = HarnessGenome.SPACE.all().get(0);
+    MathGenome first = MathGenome.SPACE.all().get(0);
     assertEquals("format=QA;decomp=DIRECT;votes=1;retries=0;parse=FIRST_INT;maxNew=4", first.encode());
     assertEquals("format=QA;decomp=DIRECT;votes=1;retries=0;parse=FIRST_INT;maxNew=4;form=CHAT",
-        HarnessGenome.SPACE.all().get(1).encode(), "the last axis varies fastest");
+        MathGenome.SPACE.all().get(1).encode(), "the last axis varies fastest");
     assertEquals("format=QA;decomp=DIRECT;votes=1;retries=0;parse=FIRST_INT;maxNew=4;form=TOOLS",
-        HarnessGenome.SPACE.all().get(2).encode());
+        MathGenome.SPACE.all().get(2).encode());
     assertEquals("format=QA;decomp=DIRECT;votes=1;retries=0;parse=FIRST_INT;maxNew=8",
-        HarnessGenome.SPACE.all().get(3).encode(), "an omitted default is left out of the line");
+        MathGenome.SPACE.all().get(3).encode(), "an omitted default is left out of the line");
     for (ChessGenome g : ChessGenome.SPACE.all()) {
       assertEquals(g, ChessGenome.SPACE.parse(g.encode()));
     }
-    assertEquals(first, HarnessGenome.SPACE.parse(first.encode()));
+    assertEquals(first, MathGenome.SPACE.parse(first.encode()));
     for (SearchQaGenome g : SearchQaGenome.SPACE.all()) {
       assertEquals(g, SearchQaGenome.SPACE.parse(g.encode()));
     }
-    HarnessGenome h0 = HarnessGenome.initial();
+    MathGenome h0 = MathGenome.initial();
     assertEquals(List.of("3", "5"), h0.neighbours(Axis.VOTES).stream().map(g -> g.value(Axis.VOTES)).toList());
     assertEquals(h0.neighbours(Axis.FORMAT).get(1), h0.with(Axis.FORMAT, "THE_ANSWER_IS"));
   }
@@ -50,24 +52,24 @@ class GenomeSpaceTest {
     e = assertThrows(IllegalArgumentException.class,
         () -> ChessGenome.SPACE.parse("board=FEN;cue=MOVE;votes=1"));
     assertTrue(e.getMessage().endsWith(": no retries"), e.getMessage());
-    assertThrows(IllegalArgumentException.class, () -> HarnessGenome.initial().with(Axis.PARSING, "FIRST_MOVE"));
-    GenomeSpace.Builder<HarnessGenome, Axis> one = GenomeSpace.<HarnessGenome, Axis>of(Axis.class)
-        .axis(Axis.FORMAT, "format", HarnessGenome::format, List.of(HarnessGenome.PromptFormat.values()));
+    assertThrows(IllegalArgumentException.class, () -> MathGenome.initial().with(Axis.PARSING, "FIRST_MOVE"));
+    GenomeSpace.Builder<MathGenome, Axis> one = GenomeSpace.<MathGenome, Axis>of(Axis.class)
+        .axis(Axis.FORMAT, "format", MathGenome::format, List.of(MathGenome.PromptFormat.values()));
     IllegalStateException s = assertThrows(IllegalStateException.class,
-        () -> one.build(v -> HarnessGenome.initial(), g -> ""));
+        () -> one.build(v -> MathGenome.initial(), g -> ""));
     assertEquals("genome axis DECOMPOSITION has no values", s.getMessage());
   }
 
   @Test
   void aSourceYieldsOnlyItsOwnTasksGenome() {
-    String math = TemplateProposer.initialHarnessSource();
+    String math = MathTemplates.initialHarnessSource();
     String chess = ChessGenome.SPACE.render(ChessGenome.initial());
     String searchQa = SearchQaGenome.SPACE.render(SearchQaGenome.initial());
-    assertEquals(HarnessGenome.initial(), HarnessGenome.SPACE.fromSource(math));
+    assertEquals(MathGenome.initial(), MathGenome.SPACE.fromSource(math));
     assertEquals(ChessGenome.initial(), ChessGenome.SPACE.fromSource(chess));
     assertEquals(SearchQaGenome.initial(), SearchQaGenome.SPACE.fromSource(searchQa));
     for (String other : List.of(chess, searchQa)) {
-      assertNull(HarnessGenome.SPACE.fromSource(other));
+      assertNull(MathGenome.SPACE.fromSource(other));
     }
     assertNull(ChessGenome.SPACE.fromSource(math));
     assertNull(SearchQaGenome.SPACE.fromSource(math));

@@ -14,8 +14,8 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 import whale.task.Problem;
 
-class HarnessCompilerTest {
-  static final HarnessCompiler COMPILER = new HarnessCompiler();
+public class HarnessCompilerTest {
+  public static final HarnessCompiler COMPILER = new HarnessCompiler();
 
   static String harness(String imports, String body) {
     return "package whale.generated;\n"
@@ -28,9 +28,9 @@ class HarnessCompilerTest {
   }
 
   /** A context that answers every prompt with "7\n". */
-  static final class FixedContext implements HarnessContext {
+  public static final class FixedContext implements HarnessContext {
     final List<String> notes = new ArrayList<>();
-    int turns;
+    public int turns;
 
     public String generate(String prompt, int maxNewTokens) {
       turns++;
@@ -44,7 +44,7 @@ class HarnessCompilerTest {
     }
 
     public String tool(String name, String input) {
-      return name.equals("sentences") ? new whale.task.MathTask.SentencesTool().apply(input) : input.toUpperCase();
+      return name.equals("sentences") ? new whale.task.math.MathTask.SentencesTool().apply(input) : input.toUpperCase();
     }
 
     public int turnsUsed() {

@@ -7,13 +7,15 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.util.EnumSet;
 import java.util.List;
 import org.junit.jupiter.api.Test;
-import whale.harness.HarnessGenome.Axis;
+import whale.task.math.MathGenome.Axis;
+import whale.task.math.MathGenome;
+import whale.task.math.MathTemplates;
 
 class PromptOnlyCheckTest {
   @Test
   void everyFormatMutationOfTheTemplateIsPromptOnly() {
-    String h0 = TemplateProposer.initialHarnessSource();
-    List<HarnessCandidate> c = new TemplateProposer(EnumSet.of(Axis.FORMAT))
+    String h0 = MathTemplates.initialHarnessSource();
+    List<HarnessCandidate> c = new MathTemplates(EnumSet.of(Axis.FORMAT))
         .propose(ArchiveView.empty(), 3, 1L);
     assertTrue(!c.isEmpty());
     for (HarnessCandidate h : c) {
@@ -23,10 +25,10 @@ class PromptOnlyCheckTest {
 
   @Test
   void anyOtherAxisIsACodeChangeAndSaysWhere() {
-    String h0 = TemplateProposer.initialHarnessSource();
+    String h0 = MathTemplates.initialHarnessSource();
     for (Axis axis : EnumSet.complementOf(EnumSet.of(Axis.FORMAT))) {
-      for (HarnessCandidate h : new TemplateProposer(EnumSet.of(axis)).propose(ArchiveView.empty(), 2, 3L)) {
-        if (HarnessGenome.initial().equals(HarnessGenome.SPACE.fromSource(h.source()))) {
+      for (HarnessCandidate h : new MathTemplates(EnumSet.of(axis)).propose(ArchiveView.empty(), 2, 3L)) {
+        if (MathGenome.initial().equals(MathGenome.SPACE.fromSource(h.source()))) {
           continue; // h0 itself under a new name: the same code, rightly accepted
         }
         String why = PromptOnlyCheck.problem(h0, h.source());

@@ -9,7 +9,7 @@ import ai.djl.ndarray.types.Shape;
  */
 public final class CpuPinsProbe {
   public static void main(String[] args) {
-    System.out.println(LanguageModel.startEngine());
+    System.out.println(whale.model.EngineSettings.startEngine());
     try (NDManager m = NDManager.newBaseManager()) {
       m.ones(new Shape(64, 64)).matMul(m.ones(new Shape(64, 64))).sum().getFloat();
     }

@@ -19,7 +19,7 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 import whale.harness.HarnessCandidate;
 import whale.harness.HarnessCompiler;
-import whale.harness.TemplateProposer;
+import whale.task.math.MathTemplates;
 
 @Timeout(60)
 class ProposersTest {
@@ -29,7 +29,7 @@ class ProposersTest {
     Path a = dir.resolve("archive");
     Path c = a.resolve("01-00-h0");
     Files.createDirectories(c);
-    Files.writeString(c.resolve("source.java"), TemplateProposer.initialHarnessSource());
+    Files.writeString(c.resolve("source.java"), MathTemplates.initialHarnessSource());
     Files.writeString(c.resolve("meta.json"), "{\"name\":\"h0\"}");
     Files.writeString(c.resolve("scores.json"), "{\"success\":0.25,\"meanTurns\":1.0}");
     Files.writeString(c.resolve("traces.json"), "[]");
@@ -42,7 +42,7 @@ class ProposersTest {
   void commandProposerRunsAScriptInACopyOfTheArchiveAndCollectsItsFiles(@TempDir Path dir) throws Exception {
     Path a = archive(dir);
     Path script = dir.resolve("agent.sh");
-    String src = TemplateProposer.initialHarnessSource();
+    String src = MathTemplates.initialHarnessSource();
     Files.writeString(script, """
         #!/bin/sh
         set -e
@@ -90,7 +90,7 @@ class ProposersTest {
     server.createContext("/v1/chat/completions", ex -> {
       seen.set(JSON.readTree(ex.getRequestBody()));
       auth.set(ex.getRequestHeaders().getFirst("Authorization"));
-      String src = TemplateProposer.initialHarnessSource().replaceFirst("public class (\\w+)", "public class Llm0");
+      String src = MathTemplates.initialHarnessSource().replaceFirst("public class (\\w+)", "public class Llm0");
       ObjectNode cands = JSON.createObjectNode();
       ObjectNode c = cands.putArray("candidates").addObject();
       c.put("name", "llm-0").put("hypothesis", "h").put("changes", "c").put("axis", "prompt").put("source", src);

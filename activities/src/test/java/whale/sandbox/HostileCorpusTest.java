@@ -17,10 +17,10 @@ import whale.harness.EpisodeResult;
 import whale.harness.EpisodeRunner;
 import whale.harness.EpisodeStatus;
 import whale.harness.HarnessCompiler;
-import whale.harness.TemplateProposer;
+import whale.task.math.MathTemplates;
 import whale.model.LanguageModel;
 import whale.model.ModelConfig;
-import whale.task.MathTask;
+import whale.task.math.MathTask;
 import whale.task.Split;
 import whale.task.TaskProblem;
 
@@ -267,7 +267,7 @@ class HostileCorpusTest {
       }
     }
     // the worker JVM is alive (we are here) and the pool still serves honest harnesses
-    List<EpisodeResult> ok = sandbox.run(model, TASK, TemplateProposer.initialHarnessSource(), ps, 2, 5, config(),
+    List<EpisodeResult> ok = sandbox.run(model, TASK, MathTemplates.initialHarnessSource(), ps, 2, 5, config(),
         l -> { });
     assertTrue(ok.stream().allMatch(r -> r.status() == EpisodeStatus.COMPLETED && r.turns() == 1), ok.toString());
     assertTrue(sandbox.pool().started() > 2, "crashed or recycled sandboxes were replaced");

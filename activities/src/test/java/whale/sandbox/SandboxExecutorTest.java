@@ -20,7 +20,7 @@ import whale.model.Completion;
 import whale.model.GenerationRequest;
 import whale.model.Generator;
 import whale.model.SamplingParams;
-import whale.task.MathTask;
+import whale.task.math.MathTask;
 import whale.task.Split;
 import whale.task.TaskProblem;
 

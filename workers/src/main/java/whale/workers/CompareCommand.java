@@ -67,7 +67,7 @@ public class CompareCommand implements Callable<Integer> {
       }
     }
     ActivityRuntime runtime = ActivityRuntime.open(Artifacts.dir(artifacts));
-    System.out.println(LanguageModel.startEngine());
+    System.out.println(whale.model.EngineSettings.startEngine());
     Optional<Path> temporal = forceTestServer ? Optional.empty() : DemoCommand.findOnPath("temporal");
     try (TestWorkflowEnvironment env = DemoCommand.environment(temporal)) {
       WhaleWorkers.register(env.getWorkerFactory(), EnumSet.allOf(Queue.class), runtime);

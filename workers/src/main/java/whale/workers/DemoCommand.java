@@ -61,7 +61,7 @@ public class DemoCommand implements Callable<Integer> {
     ExperimentSpec spec = SpecJson.parse(specFile == null ? builtinSpec(task) : Files.readString(specFile));
     DataFiles.check(spec, true);
     ActivityRuntime runtime = ActivityRuntime.open(Artifacts.dir(artifacts));
-    System.out.println(LanguageModel.startEngine());
+    System.out.println(whale.model.EngineSettings.startEngine());
     Optional<Path> temporal = forceTestServer ? Optional.empty() : findOnPath("temporal");
     try (TestWorkflowEnvironment env = environment(temporal)) {
       WhaleWorkers.register(env.getWorkerFactory(), EnumSet.allOf(Queue.class), runtime);

@@ -82,7 +82,7 @@ public class WorkerCommand implements java.util.concurrent.Callable<Integer> {
     }
     System.out.println(slots + " (whale.cpuSlots / WHALE_CPU_SLOTS: " + WhaleWorkers.cpuSlots() + ")");
     if (qs.contains(Queue.GPU) || qs.contains(Queue.EVAL)) {
-      System.out.println(LanguageModel.startEngine() + " (whale.cpuPins / WHALE_CPU_PINS)");
+      System.out.println(whale.model.EngineSettings.startEngine() + " (whale.cpuPins / WHALE_CPU_PINS)");
     }
     CountDownLatch done = new CountDownLatch(1);
     Runtime.getRuntime().addShutdownHook(new Thread(() -> {

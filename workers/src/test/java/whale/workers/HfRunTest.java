@@ -34,7 +34,7 @@ import whale.model.hf.HfCheckpoint;
 import whale.model.hf.HfExport;
 import whale.model.hf.HfModel;
 import whale.model.hf.LoraAdapters;
-import whale.task.MathTask;
+import whale.task.math.MathTask;
 import whale.workflows.RunEvent;
 import whale.workflows.SpecJson;
 import whale.workflows.WhaleResult;

@@ -232,6 +232,8 @@ public record ExperimentSpec(
 
   /**
    * One online RSFT step: the method doc's n = 8, temperature 1.0, top_k 20, reward > 0.5.
+   * {@code temperature} and {@code topK} are the run's sampling everywhere (RSFT rollouts, harness
+   * scoring and every mean@k evaluation), so that what is measured is the policy RSFT trains.
    *
    * @param finetune {@code full} (every weight; the builtin model's only mode) or {@code lora}
    *     (adapters on a frozen base; the default for a Hugging Face model, whose full AdamW state

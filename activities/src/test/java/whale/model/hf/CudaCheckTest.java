@@ -79,7 +79,7 @@ class CudaCheckTest {
     String msg = CudaCheck.problem(wheelEnv(lib), driver(), () -> 0);
     assertEquals("model.device cuda needs a GPU this process cannot use: the PyTorch engine sees "
         + "no GPU (Engine.getGpuCount() = 0); check CUDA_VISIBLE_DEVICES and that the driver "
-        + "supports CUDA 12.6. See README, \"Bring your own model\", GPU.", msg);
+        + "supports CUDA 12.6. See docs/models.md, GPU.", msg);
     String failed = CudaCheck.problem(wheelEnv(lib), driver(), () -> {
       throw new UnsatisfiedLinkError("libcudart.so.12: cannot open shared object file");
     });

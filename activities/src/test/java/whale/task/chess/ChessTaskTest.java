@@ -65,7 +65,7 @@ class ChessTaskTest {
     assertEquals(1.0, TASK.verify(p, mate));
     assertTrue(TASK.wellFormed("e2e4 e7e8q"));
     // a task without a trace rule (math) scores the same with or without the completions
-    whale.task.MathTask math = new whale.task.MathTask(1, 1, 0, 0);
+    whale.task.math.MathTask math = new whale.task.math.MathTask(1, 1, 0, 0);
     TaskProblem q = math.split(Split.WEIGHT).get(0);
     assertEquals(1.0, math.verify(q, q.answer(), List.of()));
     assertEquals(math.verify(q, "-1"), math.verify(q, "-1", List.of("-1")));
@@ -86,7 +86,7 @@ class ChessTaskTest {
         + "00a1,\"" + fen + "\",c1c7 b8b1 c7c1 b1c1,1500,75,95,1000,backRankMate mate mateIn2 short,"
         + "https://lichess.org/abc#10,\n"
         + pad("00b1", 40) + "\n");
-    ChessTask t = ChessTask.lichess(new TaskRef("chess", 1, 1, 0, 1, "lichess", csv.toString(), null, null));
+    ChessTask t = ChessTask.lichess(csv, null, 1, 1, 0, 1);
     TaskProblem p = t.split(Split.WEIGHT).get(0).id().equals("lichess-00a1") ? t.split(Split.WEIGHT).get(0)
         : t.split(Split.TEST).get(0);
     assertEquals("lichess-00a1", p.id());
@@ -130,7 +130,7 @@ class ChessTaskTest {
     Path csv = Files.createTempFile(dir, "bad", ".csv");
     Files.writeString(csv, content);
     IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> ChessTask.lichess(
-        new TaskRef("chess", 1, 1, 0, 0, "lichess", csv.toString(), null, null)));
+        csv, null, 1, 1, 0, 0));
     assertTrue(e.getMessage().startsWith(csv + line), e.getMessage());
     assertTrue(e.getMessage().contains(reason), e.getMessage());
   }

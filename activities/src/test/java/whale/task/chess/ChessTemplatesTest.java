@@ -218,10 +218,10 @@ class ChessTemplatesTest {
         new TraceStats(16, 0.1, 1, 0, 0, 0, 0, 5))));
     assertEquals(lib.propose(archive, 3, 5L, false), lib.propose(archive, 3, 5L, false, false));
     for (HarnessCandidate c : lib.propose(archive, 20, 5L, false)) {
-      assertEquals(whale.harness.HarnessGenome.Form.COMPLETION, ChessGenome.SPACE.fromSource(c.source()).form());
+      assertEquals(whale.harness.HarnessForm.COMPLETION, ChessGenome.SPACE.fromSource(c.source()).form());
     }
     HarnessCandidate chat = lib.propose(archive, 20, 5L, false, true).stream()
-        .filter(c -> ChessGenome.SPACE.fromSource(c.source()).form() == whale.harness.HarnessGenome.Form.CHAT)
+        .filter(c -> ChessGenome.SPACE.fromSource(c.source()).form() == whale.harness.HarnessForm.CHAT)
         .findFirst().orElseThrow();
     assertTrue(chat.name().endsWith("-chat") && chat.source().contains(";form=CHAT"), chat.name());
     EpisodeResult r = new EpisodeRunner(new PieceReader(), TASK, config())

@@ -6,8 +6,8 @@ import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import whale.activities.HeldOutRise;
-import whale.harness.searchqa.SearchQaGenome;
-import whale.harness.searchqa.SearchQaRenderer;
+import whale.task.searchqa.SearchQaGenome;
+import whale.task.searchqa.SearchQaRenderer;
 import whale.workflows.ExperimentSpec;
 import whale.workflows.activities.TaskRef;
 
