@@ -53,11 +53,8 @@ public class HarnessSearchWorkflowImpl extends PhaseControls implements HarnessS
     }
 
     for (int thisRun = 0; ; thisRun++) {
-      boolean more = in.adaptive()
-          ? limits.harness().continues(iteration, bestIteration)
-          : iteration < in.iterations();
-      if (!more) {
-        endedBy = in.adaptive() && iteration < limits.harness().maxIterations() ? "patience" : "length";
+      if (!more(in, iteration, bestIteration)) {
+        endedBy = endedByRule(in, iteration);
         break;
       }
       // Checked after an iteration: a switched search has still re-scored the incoming harness.
@@ -72,6 +69,13 @@ public class HarnessSearchWorkflowImpl extends PhaseControls implements HarnessS
       }
       if (switchRequested) {
         endedBy = "switch";
+        break;
+      }
+      // A rule adjusted while the search was held here applies now, not after one more iteration.
+      // Versioned (asked only when it matters): a history recorded before the fix ran that iteration.
+      if (!more(in, iteration, bestIteration)
+          && Workflow.getVersion("limits-after-pause", Workflow.DEFAULT_VERSION, 1) >= 1) {
+        endedBy = endedByRule(in, iteration);
         break;
       }
       if (PhaseReporter.continueAsNewDue(spec, thisRun)) {
@@ -131,6 +135,18 @@ public class HarnessSearchWorkflowImpl extends PhaseControls implements HarnessS
         winner.success(), winner.meanTurns(), w.candidate().sourceRef()));
     return new HarnessSearchResult(w.candidate(), w.iteration(), winner.success(),
         winner.meanTurns(), iteration, rollouts, List.copyOf(events), endedBy);
+  }
+
+  /** Whether another iteration follows, under the current limits. */
+  private boolean more(HarnessSearchInput in, int iteration, int bestIteration) {
+    return in.adaptive()
+        ? limits.harness().continues(iteration, bestIteration)
+        : iteration < in.iterations();
+  }
+
+  /** Why the search ended when {@link #more} said no. */
+  private String endedByRule(HarnessSearchInput in, int iteration) {
+    return in.adaptive() && iteration < limits.harness().maxIterations() ? "patience" : "length";
   }
 
   private static MeanAtKResult score(ExperimentSpec spec, TaskRef task, EpisodeSettings episodes,

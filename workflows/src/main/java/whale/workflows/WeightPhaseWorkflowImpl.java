@@ -37,14 +37,22 @@ public class WeightPhaseWorkflowImpl extends PhaseControls implements WeightPhas
     String endedBy;
 
     for (int stepsThisRun = 0; ; stepsThisRun++) {
-      int limit = in.adaptive() ? limits.budgetSteps() : Math.min(in.stepLimit(), limits.budgetSteps());
-      if (steps >= limit) {
-        endedBy = steps >= limits.budgetSteps() ? "budget" : "length";
+      String limitReached = limitReached(in, steps);
+      if (limitReached != null) {
+        endedBy = limitReached;
         break;
       }
       Workflow.await(() -> !paused || stopRequested);
       if (stopRequested) {
         endedBy = "stop";
+        break;
+      }
+      // Limits adjusted while the phase was held here apply now, not after one more step. Versioned
+      // (asked only when it matters): a history recorded before the fix made that step.
+      limitReached = limitReached(in, steps);
+      if (limitReached != null
+          && Workflow.getVersion("limits-after-pause", Workflow.DEFAULT_VERSION, 1) >= 1) {
+        endedBy = limitReached;
         break;
       }
       if (PhaseReporter.continueAsNewDue(spec, stepsThisRun)) {
@@ -100,6 +108,12 @@ public class WeightPhaseWorkflowImpl extends PhaseControls implements WeightPhas
     }
     return new WeightPhaseResult(checkpoint, steps, sampler.position(), rollouts, testRollouts,
         List.copyOf(events), List.copyOf(evaluations), endedBy, retention);
+  }
+
+  /** "budget" or "length" once {@code steps} reach the phase's limit under the current limits, else null. */
+  private String limitReached(WeightPhaseInput in, int steps) {
+    int limit = in.adaptive() ? limits.budgetSteps() : Math.min(in.stepLimit(), limits.budgetSteps());
+    return steps < limit ? null : steps >= limits.budgetSteps() ? "budget" : "length";
   }
 
   /** Periodic test evaluation in steps: {@code eval.everyEpochs} of an epoch, at least one step. */

@@ -21,6 +21,9 @@ import org.junit.jupiter.params.provider.MethodSource;
  * so without its activities. {@code retention/} is a run recorded with it (workers' RetentionTest);
  * {@code comparison/} a comparison whose cells defer deleting what they release to it, and whose
  * evaluations carry their workflow times (RetentionTest#aComparisonsCellsShare...).
+ * {@code limits-after-pause/} are runs recorded (with the fast tier's fake activities) before the
+ * phases re-checked their limits after a pause: each phase paused at a boundary and, its budget or
+ * harness maximum lowered meanwhile, made one more step or iteration; the versioned fix replays them.
  */
 class WhaleWorkflowReplayTest {
   static final List<String> SCHEDULES = List.of("whale", "whale-adaptive", "weight-only",
