@@ -7,6 +7,7 @@ import java.util.List;
 import whale.harness.ArchiveView;
 import whale.harness.GenomeSpace;
 import whale.harness.HarnessCandidate;
+import whale.harness.HarnessText;
 import whale.harness.TemplateLibrary;
 import whale.harness.TemplateSearch;
 import whale.harness.TemplateSearch.Judgement;
@@ -117,131 +118,152 @@ public final class ChessTemplates implements TemplateLibrary {
     };
   }
 
-  /** The readable Java source of the harness {@code g}, with the genome embedded. */
+  /**
+   * The readable Java source of the harness {@code g}, with the genome embedded: the text blocks below,
+   * read top to bottom, their {@code {{name}}} slots filled by {@link HarnessText#fill}.
+   */
   public static String render(ChessGenome g) {
     List<String> imports = new ArrayList<>(List.of("java.util.ArrayList", "java.util.List",
         "java.util.regex.Matcher", "java.util.regex.Pattern"));
     imports.addAll(g.form().imports());
-    StringBuilder s = new StringBuilder(GenomeSpace.header(g.encode(), imports.toArray(String[]::new)));
-    s.append("/**\n");
-    s.append(" * Chess template harness ").append(g.code()).append(": the position as ").append(g.board())
-        .append(", then \"").append(g.cue().literal).append("\";\n");
-    s.append(" * ").append(g.votes() == 1 ? "one sample" : "majority of " + g.votes() + " samples")
-        .append(" per move, ").append(g.retries()).append(" re-asks when the move is not legal, move = ")
-        .append(g.parsing() == ChessGenome.Parsing.WHOLE_LINE ? "whole line" : "first UCI move")
-        .append(".\n");
-    s.append(" * The model writes every move; the environment's replies come from the reply tool.\n");
-    s.append(" */\n");
-    s.append("public final class ").append(g.className()).append(" implements Harness {\n");
-    s.append("  public static final String GENOME = \"").append(g.encode()).append("\";\n");
-    s.append("  static final String CUE = \"").append(g.cue().literal).append("\";\n");
-    s.append("  static final int VOTES = ").append(g.votes()).append(";\n");
-    s.append("  static final int RETRIES = ").append(g.retries()).append(";\n");
-    s.append("  static final int MAX_NEW_TOKENS = 8;\n");
-    s.append("  static final Pattern UCI = Pattern.compile(\"[a-h][1-8][a-h][1-8][qrbn]?\");\n\n");
+    return GenomeSpace.header(g.encode(), imports.toArray(String[]::new))
+        + HarnessText.fill("""
+          /**
+           * Chess template harness {{code}}: the position as {{board}}, then "{{cue}}";
+           * {{votes}} per move, {{retries}} re-asks when the move is not legal, move = {{parsing}}.
+           * The model writes every move; the environment's replies come from the reply tool.
+           */
+          public final class {{className}} implements Harness {
+            public static final String GENOME = "{{genome}}";
+            static final String CUE = "{{cue}}";
+            static final int VOTES = {{votesCount}};
+            static final int RETRIES = {{retries}};
+            static final int MAX_NEW_TOKENS = 8;
+            static final Pattern UCI = Pattern.compile("[a-h][1-8][a-h][1-8][qrbn]?");
 
-    s.append("  @Override\n");
-    s.append("  public HarnessResult solve(Problem problem, HarnessContext ctx) {\n");
-    s.append("    String q = problem.question();\n");
-    s.append("    String fen = q.substring(q.indexOf(\"FEN: \") + 5).trim();\n");
-    s.append("    int moves = Math.max(1, firstInt(q));\n");
-    s.append("    List<String> answer = new ArrayList<>();\n");
-    s.append("    for (int i = 0; i < moves; i++) {\n");
-    s.append("      String move = ask(ctx, fen);\n");
-    s.append("      if (move == null) {\n");
-    s.append("        break;\n");
-    s.append("      }\n");
-    s.append("      answer.add(move);\n");
-    s.append("      if (i + 1 < moves) {\n");
-    s.append("        // the environment answers: play the model's move, then the opponent's reply\n");
-    s.append("        String next = ctx.tool(\"move\", fen + \" | \" + move);\n");
-    s.append("        String reply = next.startsWith(\"error\") ? \"none\" : ctx.tool(\"reply\", next);\n");
-    s.append("        if (reply.equals(\"none\") || reply.startsWith(\"error\")) {\n");
-    s.append("          break;\n");
-    s.append("        }\n");
-    s.append("        fen = ctx.tool(\"move\", next + \" | \" + reply);\n");
-    s.append("      }\n");
-    s.append("    }\n");
-    s.append("    return HarnessResult.of(String.join(\" \", answer));\n");
-    s.append("  }\n\n");
+            @Override
+            public HarnessResult solve(Problem problem, HarnessContext ctx) {
+              String q = problem.question();
+              String fen = q.substring(q.indexOf("FEN: ") + 5).trim();
+              int moves = Math.max(1, firstInt(q));
+              List<String> answer = new ArrayList<>();
+              for (int i = 0; i < moves; i++) {
+                String move = ask(ctx, fen);
+                if (move == null) {
+                  break;
+                }
+                answer.add(move);
+                if (i + 1 < moves) {
+                  // the environment answers: play the model's move, then the opponent's reply
+                  String next = ctx.tool("move", fen + " | " + move);
+                  String reply = next.startsWith("error") ? "none" : ctx.tool("reply", next);
+                  if (reply.equals("none") || reply.startsWith("error")) {
+                    break;
+                  }
+                  fen = ctx.tool("move", next + " | " + reply);
+                }
+              }
+              return HarnessResult.of(String.join(" ", answer));
+            }
 
-    s.append("  /** The prompt: the position, then the cue. */\n");
-    s.append("  static String prompt(HarnessContext ctx, String fen) {\n");
-    switch (g.board()) {
-      case FEN -> s.append("    return \"FEN: \" + fen + CUE;\n");
-      case PIECES -> s.append("    return \"Pieces: \" + ctx.tool(\"pieces\", fen) + CUE;\n");
-      case ASCII -> s.append("    return ctx.tool(\"ascii\", fen) + CUE;\n");
-      case PIECES_LEGAL -> s.append("    return \"Pieces: \" + ctx.tool(\"pieces\", fen) + \"\\nLegal: \"\n")
-          .append("        + ctx.tool(\"legal\", fen) + CUE;\n");
-      default -> throw new IllegalStateException();
-    }
-    s.append("  }\n\n");
+            /** The prompt: the position, then the cue. */
+            static String prompt(HarnessContext ctx, String fen) {
+          """,
+            "code", g.code(),
+            "board", g.board(),
+            "cue", g.cue().literal,
+            "votes", g.votes() == 1 ? "one sample" : "majority of " + g.votes() + " samples",
+            "votesCount", g.votes(),
+            "retries", g.retries(),
+            "parsing", g.parsing() == ChessGenome.Parsing.WHOLE_LINE ? "whole line" : "first UCI move",
+            "className", g.className(),
+            "genome", g.encode())
+        + switch (g.board()) {
+          case FEN -> """
+                  return "FEN: " + fen + CUE;
+              """;
+          case PIECES -> """
+                  return "Pieces: " + ctx.tool("pieces", fen) + CUE;
+              """;
+          case ASCII -> """
+                  return ctx.tool("ascii", fen) + CUE;
+              """;
+          case PIECES_LEGAL -> """
+                  return "Pieces: " + ctx.tool("pieces", fen) + "\\nLegal: "
+                      + ctx.tool("legal", fen) + CUE;
+              """;
+        }
+        + HarnessText.fill("""
+            }
 
-    s.append("  /** The model's move: the majority of VOTES samples (ties: first seen), or null. */\n");
-    s.append("  private String ask(HarnessContext ctx, String fen) {\n");
-    s.append("    String prompt = prompt(ctx, fen);\n");
-    s.append("    List<String> seen = new ArrayList<>();\n");
-    s.append("    String best = null;\n");
-    s.append("    int bestCount = 0;\n");
-    s.append("    for (int v = 0; v < VOTES; v++) {\n");
-    s.append("      String m = sample(ctx, prompt, fen);\n");
-    s.append("      if (m == null) {\n");
-    s.append("        continue;\n");
-    s.append("      }\n");
-    s.append("      seen.add(m);\n");
-    s.append("      int count = 0;\n");
-    s.append("      for (String x : seen) {\n");
-    s.append("        if (x.equals(m)) {\n");
-    s.append("          count++;\n");
-    s.append("        }\n");
-    s.append("      }\n");
-    s.append("      if (count > bestCount) {\n");
-    s.append("        best = m;\n");
-    s.append("        bestCount = count;\n");
-    s.append("      }\n");
-    s.append("    }\n");
-    s.append("    return best;\n");
-    s.append("  }\n\n");
+            /** The model's move: the majority of VOTES samples (ties: first seen), or null. */
+            private String ask(HarnessContext ctx, String fen) {
+              String prompt = prompt(ctx, fen);
+              List<String> seen = new ArrayList<>();
+              String best = null;
+              int bestCount = 0;
+              for (int v = 0; v < VOTES; v++) {
+                String m = sample(ctx, prompt, fen);
+                if (m == null) {
+                  continue;
+                }
+                seen.add(m);
+                int count = 0;
+                for (String x : seen) {
+                  if (x.equals(m)) {
+                    count++;
+                  }
+                }
+                if (count > bestCount) {
+                  best = m;
+                  bestCount = count;
+                }
+              }
+              return best;
+            }
 
-    s.append("  /** One parsed move; re-asks up to RETRIES times while it is not legal. */\n");
-    s.append("  private String sample(HarnessContext ctx, String prompt, String fen) {\n");
-    s.append("    String last = null;\n");
-    s.append("    for (int attempt = 0; attempt <= RETRIES; attempt++) {\n");
-    s.append("      if (ctx.turnsUsed() >= ctx.turnBudget()) {\n");
-    s.append("        return last;\n");
-    s.append("      }\n");
-    s.append("      String m = parse(" + g.form().call() + ");\n");
-    s.append("      if (m != null) {\n");
-    s.append("        last = m;\n");
-    s.append("        if (RETRIES == 0 || (\" \" + ctx.tool(\"legal\", fen) + \" \").contains(\" \" + m + \" \")) {\n");
-    s.append("          return m;\n");
-    s.append("        }\n");
-    s.append("        ctx.note(\"illegal move \" + m + \"; asking again\");\n");
-    s.append("      }\n");
-    s.append("    }\n");
-    s.append("    return last;\n");
-    s.append("  }\n\n");
+            /** One parsed move; re-asks up to RETRIES times while it is not legal. */
+            private String sample(HarnessContext ctx, String prompt, String fen) {
+              String last = null;
+              for (int attempt = 0; attempt <= RETRIES; attempt++) {
+                if (ctx.turnsUsed() >= ctx.turnBudget()) {
+                  return last;
+                }
+                String m = parse({{call}});
+                if (m != null) {
+                  last = m;
+                  if (RETRIES == 0 || (" " + ctx.tool("legal", fen) + " ").contains(" " + m + " ")) {
+                    return m;
+                  }
+                  ctx.note("illegal move " + m + "; asking again");
+                }
+              }
+              return last;
+            }
 
-    if (g.parsing() == ChessGenome.Parsing.WHOLE_LINE) {
-      s.append("  /** The completion's line, trimmed; null when empty. */\n");
-      s.append("  static String parse(String completion) {\n");
-      s.append("    String line = completion.trim();\n");
-      s.append("    return line.isEmpty() ? null : line;\n");
-      s.append("  }\n\n");
-    } else {
-      s.append("  /** The first UCI move in the completion, or null. */\n");
-      s.append("  static String parse(String completion) {\n");
-      s.append("    Matcher m = UCI.matcher(completion.toLowerCase());\n");
-      s.append("    return m.find() ? m.group() : null;\n");
-      s.append("  }\n\n");
-    }
+          """, "call", g.form().call())
+        + (g.parsing() == ChessGenome.Parsing.WHOLE_LINE ? """
+              /** The completion's line, trimmed; null when empty. */
+              static String parse(String completion) {
+                String line = completion.trim();
+                return line.isEmpty() ? null : line;
+              }
 
-    s.append("  /** The first integer of the text (the number of moves to play), or 1. */\n");
-    s.append("  static int firstInt(String text) {\n");
-    s.append("    Matcher m = Pattern.compile(\"\\\\d+\").matcher(text);\n");
-    s.append("    return m.find() ? Integer.parseInt(m.group()) : 1;\n");
-    s.append("  }\n");
-    s.append("}\n");
-    return s.toString();
+            """ : """
+              /** The first UCI move in the completion, or null. */
+              static String parse(String completion) {
+                Matcher m = UCI.matcher(completion.toLowerCase());
+                return m.find() ? m.group() : null;
+              }
+
+            """)
+        + """
+            /** The first integer of the text (the number of moves to play), or 1. */
+            static int firstInt(String text) {
+              Matcher m = Pattern.compile("\\\\d+").matcher(text);
+              return m.find() ? Integer.parseInt(m.group()) : 1;
+            }
+          }
+          """;
   }
 }

@@ -12,6 +12,7 @@ import whale.harness.ArchiveView;
 import whale.harness.GenomeSpace;
 import whale.harness.HarnessCandidate;
 import whale.harness.HarnessForm;
+import whale.harness.HarnessText;
 import whale.harness.TemplateLibrary;
 import whale.harness.TemplateSearch;
 import whale.harness.TraceStats;
@@ -180,196 +181,209 @@ public final class MathTemplates implements TemplateLibrary {
     };
   }
 
-  /** The readable Java source of the harness {@code g}, with the genome embedded. */
+  /**
+   * The readable Java source of the harness {@code g}, with the genome embedded: the text blocks below,
+   * read top to bottom, their {@code {{name}}} slots filled by {@link HarnessText#fill}.
+   */
   public static String render(MathGenome g) {
     boolean chat = g.form() != HarnessForm.COMPLETION;
-    StringBuilder s = new StringBuilder(GenomeSpace.header(g.encode(),
-        g.form().imports().toArray(String[]::new)));
-    s.append("/**\n");
-    s.append(" * Template harness ").append(g.code()).append(".\n");
-    if (g.form() == HarnessForm.TOOLS) {
-      s.append(" * Prompt: the question as the user's message, through the model's chat template, with the\n"
-          + " * task's tools offered (a call runs and its result goes back; then the model answers); ");
-    } else if (chat) {
-      s.append(" * Prompt: the question as the user's message, through the model's chat template; ");
-    } else {
-      s.append(" * Prompt: \"").append(g.format().prefixLiteral).append("{question}")
-          .append(g.format().suffixLiteral).append("\"; ");
-    }
-    s.append(g.decomposition() == Decomposition.CHAIN
-        ? "least-to-most: one one-step question per operation, the model's answer fed into the next;\n"
-        : "direct: the whole question at once;\n");
-    s.append(" * ").append(g.votes() == 1 ? "one sample" : "majority of " + g.votes() + " samples")
-        .append(" per question, ").append(g.retries()).append(" retries on unparseable output, answer = ")
-        .append(switch (g.parsing()) {
-          case FIRST_INT -> "first integer";
-          case LAST_INT -> "last integer";
-          case WHOLE_LINE -> "whole line";
-        }).append(", at most ").append(g.maxNewTokens()).append(" new tokens per call.\n");
-    s.append(" */\n");
-    s.append("public final class ").append(g.className()).append(" implements Harness {\n");
-    s.append("  public static final String GENOME = \"").append(g.encode()).append("\";\n");
-    s.append("  static final String PREFIX = \"").append(chat ? "" : g.format().prefixLiteral).append("\";\n");
-    s.append("  static final String SUFFIX = \"").append(chat ? "" : g.format().suffixLiteral).append("\";\n");
-    s.append("  static final int VOTES = ").append(g.votes()).append(";\n");
-    s.append("  static final int RETRIES = ").append(g.retries()).append(";\n");
-    s.append("  static final int MAX_NEW_TOKENS = ").append(g.maxNewTokens()).append(";\n\n");
+    String prompt = g.form() == HarnessForm.TOOLS
+        ? "the question as the user's message, through the model's chat template, with the\n"
+            + " * task's tools offered (a call runs and its result goes back; then the model answers)"
+        : chat ? "the question as the user's message, through the model's chat template"
+        : "\"" + g.format().prefixLiteral + "{question}" + g.format().suffixLiteral + "\"";
+    return GenomeSpace.header(g.encode(), g.form().imports().toArray(String[]::new))
+        + HarnessText.fill("""
+          /**
+           * Template harness {{code}}.
+           * Prompt: {{prompt}}; {{decomposition}};
+           * {{votes}} per question, {{retries}} retries on unparseable output, answer = {{parsing}}, \
+          at most {{maxNewTokens}} new tokens per call.
+           */
+          public final class {{className}} implements Harness {
+            public static final String GENOME = "{{genome}}";
+            static final String PREFIX = "{{prefix}}";
+            static final String SUFFIX = "{{suffix}}";
+            static final int VOTES = {{votesCount}};
+            static final int RETRIES = {{retries}};
+            static final int MAX_NEW_TOKENS = {{maxNewTokens}};
 
-    s.append("  @Override\n");
-    s.append("  public HarnessResult solve(Problem problem, HarnessContext ctx) {\n");
-    if (g.decomposition() == Decomposition.DIRECT) {
-      s.append("    String answer = ask(ctx, problem.question());\n");
-      s.append("    return HarnessResult.of(answer == null ? \"\" : answer);\n");
-    } else {
-      s.append("    // The harness only rewrites text; the model does every arithmetic step.\n");
-      s.append("    String[] sentences = ctx.tool(\"sentences\", problem.question()).split(\"\\n\");\n");
-      s.append("    if (sentences.length < 3) {\n");
-      s.append("      String answer = ask(ctx, problem.question());\n");
-      s.append("      return HarnessResult.of(answer == null ? \"\" : answer);\n");
-      s.append("    }\n");
-      s.append("    String state = sentences[0];\n");
-      s.append("    String question = sentences[sentences.length - 1];\n");
-      s.append("    String value = \"\";\n");
-      s.append("    for (int i = 1; i < sentences.length - 1; i++) {\n");
-      s.append("      value = ask(ctx, state + \" \" + sentences[i] + \" \" + question);\n");
-      s.append("      if (value == null) {\n");
-      s.append("        ctx.note(\"step \" + i + \": no parseable answer\");\n");
-      s.append("        return HarnessResult.of(\"\");\n");
-      s.append("      }\n");
-      s.append("      ctx.note(\"step \" + i + \": \" + value);\n");
-      s.append("      state = replaceFirstNumber(state, value);\n");
-      s.append("    }\n");
-      s.append("    return HarnessResult.of(value);\n");
-    }
-    s.append("  }\n\n");
+            @Override
+            public HarnessResult solve(Problem problem, HarnessContext ctx) {
+          """,
+            "code", g.code(),
+            "prompt", prompt,
+            "decomposition", g.decomposition() == Decomposition.CHAIN
+                ? "least-to-most: one one-step question per operation, the model's answer fed into the next"
+                : "direct: the whole question at once",
+            "votes", g.votes() == 1 ? "one sample" : "majority of " + g.votes() + " samples",
+            "retries", g.retries(),
+            "parsing", switch (g.parsing()) {
+              case FIRST_INT -> "first integer";
+              case LAST_INT -> "last integer";
+              case WHOLE_LINE -> "whole line";
+            },
+            "maxNewTokens", g.maxNewTokens(),
+            "className", g.className(),
+            "genome", g.encode(),
+            "prefix", chat ? "" : g.format().prefixLiteral,
+            "suffix", chat ? "" : g.format().suffixLiteral,
+            "votesCount", g.votes())
+        + (g.decomposition() == Decomposition.DIRECT ? """
+                String answer = ask(ctx, problem.question());
+                return HarnessResult.of(answer == null ? "" : answer);
+            """ : """
+                // The harness only rewrites text; the model does every arithmetic step.
+                String[] sentences = ctx.tool("sentences", problem.question()).split("\\n");
+                if (sentences.length < 3) {
+                  String answer = ask(ctx, problem.question());
+                  return HarnessResult.of(answer == null ? "" : answer);
+                }
+                String state = sentences[0];
+                String question = sentences[sentences.length - 1];
+                String value = "";
+                for (int i = 1; i < sentences.length - 1; i++) {
+                  value = ask(ctx, state + " " + sentences[i] + " " + question);
+                  if (value == null) {
+                    ctx.note("step " + i + ": no parseable answer");
+                    return HarnessResult.of("");
+                  }
+                  ctx.note("step " + i + ": " + value);
+                  state = replaceFirstNumber(state, value);
+                }
+                return HarnessResult.of(value);
+            """)
+        + """
+            }
 
-    if (g.votes() == 1) {
-      s.append("  /** The parsed answer of one sample, or null. */\n");
-      s.append("  private String ask(HarnessContext ctx, String question) {\n");
-      s.append("    return sample(ctx, PREFIX + question + SUFFIX);\n");
-      s.append("  }\n\n");
-    } else {
-      s.append("  /** Majority over VOTES parsed samples (a tie goes to the first seen), or null. */\n");
-      s.append("  private String ask(HarnessContext ctx, String question) {\n");
-      s.append("    String prompt = PREFIX + question + SUFFIX;\n");
-      s.append("    String[] answers = new String[VOTES];\n");
-      s.append("    int n = 0;\n");
-      s.append("    for (int v = 0; v < VOTES; v++) {\n");
-      s.append("      String a = sample(ctx, prompt);\n");
-      s.append("      if (a != null) {\n");
-      s.append("        answers[n++] = a;\n");
-      s.append("      }\n");
-      s.append("    }\n");
-      s.append("    String best = null;\n");
-      s.append("    int bestCount = 0;\n");
-      s.append("    for (int i = 0; i < n; i++) {\n");
-      s.append("      int count = 0;\n");
-      s.append("      for (int j = 0; j < n; j++) {\n");
-      s.append("        if (answers[j].equals(answers[i])) {\n");
-      s.append("          count++;\n");
-      s.append("        }\n");
-      s.append("      }\n");
-      s.append("      if (count > bestCount) {\n");
-      s.append("        best = answers[i];\n");
-      s.append("        bestCount = count;\n");
-      s.append("      }\n");
-      s.append("    }\n");
-      s.append("    return best;\n");
-      s.append("  }\n\n");
-    }
+          """
+        + (g.votes() == 1 ? """
+              /** The parsed answer of one sample, or null. */
+              private String ask(HarnessContext ctx, String question) {
+                return sample(ctx, PREFIX + question + SUFFIX);
+              }
 
-    if (g.retries() == 0) {
-      s.append("  /** One model call, parsed; null when unparseable or out of turns. */\n");
-      s.append("  private String sample(HarnessContext ctx, String prompt) {\n");
-      s.append("    if (ctx.turnsUsed() >= ctx.turnBudget()) {\n");
-      s.append("      return null;\n");
-      s.append("    }\n");
-      s.append("    return parse(").append(g.form().call()).append(");\n");
-      s.append("  }\n\n");
-    } else {
-      s.append("  /** One parsed answer, retrying up to RETRIES times on unparseable output. */\n");
-      s.append("  private String sample(HarnessContext ctx, String prompt) {\n");
-      s.append("    for (int attempt = 0; attempt <= RETRIES; attempt++) {\n");
-      s.append("      if (ctx.turnsUsed() >= ctx.turnBudget()) {\n");
-      s.append("        return null;\n");
-      s.append("      }\n");
-      s.append("      String parsed = parse(").append(g.form().call()).append(");\n");
-      s.append("      if (parsed != null) {\n");
-      s.append("        return parsed;\n");
-      s.append("      }\n");
-      s.append("    }\n");
-      s.append("    return null;\n");
-      s.append("  }\n\n");
-    }
+            """ : """
+              /** Majority over VOTES parsed samples (a tie goes to the first seen), or null. */
+              private String ask(HarnessContext ctx, String question) {
+                String prompt = PREFIX + question + SUFFIX;
+                String[] answers = new String[VOTES];
+                int n = 0;
+                for (int v = 0; v < VOTES; v++) {
+                  String a = sample(ctx, prompt);
+                  if (a != null) {
+                    answers[n++] = a;
+                  }
+                }
+                String best = null;
+                int bestCount = 0;
+                for (int i = 0; i < n; i++) {
+                  int count = 0;
+                  for (int j = 0; j < n; j++) {
+                    if (answers[j].equals(answers[i])) {
+                      count++;
+                    }
+                  }
+                  if (count > bestCount) {
+                    best = answers[i];
+                    bestCount = count;
+                  }
+                }
+                return best;
+              }
 
-    switch (g.parsing()) {
-      case FIRST_INT -> {
-        s.append("  /** The first integer in the completion, or null. */\n");
-        s.append("  static String parse(String completion) {\n");
-        s.append("    int i = 0;\n");
-        s.append("    while (i < completion.length() && !Character.isDigit(completion.charAt(i))) {\n");
-        s.append("      i++;\n");
-        s.append("    }\n");
-        s.append("    if (i == completion.length()) {\n");
-        s.append("      return null;\n");
-        s.append("    }\n");
-        s.append("    int j = i;\n");
-        s.append("    while (j < completion.length() && Character.isDigit(completion.charAt(j))) {\n");
-        s.append("      j++;\n");
-        s.append("    }\n");
-        s.append("    boolean negative = i > 0 && completion.charAt(i - 1) == '-';\n");
-        s.append("    return (negative ? \"-\" : \"\") + completion.substring(i, j);\n");
-        s.append("  }\n");
-      }
-      case LAST_INT -> {
-        s.append("  /** The last integer in the completion, or null. */\n");
-        s.append("  static String parse(String completion) {\n");
-        s.append("    int j = completion.length();\n");
-        s.append("    while (j > 0 && !Character.isDigit(completion.charAt(j - 1))) {\n");
-        s.append("      j--;\n");
-        s.append("    }\n");
-        s.append("    if (j == 0) {\n");
-        s.append("      return null;\n");
-        s.append("    }\n");
-        s.append("    int i = j;\n");
-        s.append("    while (i > 0 && Character.isDigit(completion.charAt(i - 1))) {\n");
-        s.append("      i--;\n");
-        s.append("    }\n");
-        s.append("    boolean negative = i > 0 && completion.charAt(i - 1) == '-';\n");
-        s.append("    return (negative ? \"-\" : \"\") + completion.substring(i, j);\n");
-        s.append("  }\n");
-      }
-      case WHOLE_LINE -> {
-        s.append("  /** The whole first line, trimmed, without a final period; null when empty. */\n");
-        s.append("  static String parse(String completion) {\n");
-        s.append("    String line = completion.trim();\n");
-        s.append("    if (line.endsWith(\".\")) {\n");
-        s.append("      line = line.substring(0, line.length() - 1).trim();\n");
-        s.append("    }\n");
-        s.append("    return line.isEmpty() ? null : line;\n");
-        s.append("  }\n");
-      }
-      default -> throw new IllegalStateException();
-    }
+            """)
+        + HarnessText.fill(g.retries() == 0 ? """
+              /** One model call, parsed; null when unparseable or out of turns. */
+              private String sample(HarnessContext ctx, String prompt) {
+                if (ctx.turnsUsed() >= ctx.turnBudget()) {
+                  return null;
+                }
+                return parse({{call}});
+              }
 
-    if (g.decomposition() == Decomposition.CHAIN) {
-      s.append("\n  /** Replaces the first number in the sentence with {@code value} (text rewriting only). */\n");
-      s.append("  static String replaceFirstNumber(String sentence, String value) {\n");
-      s.append("    int i = 0;\n");
-      s.append("    while (i < sentence.length() && !Character.isDigit(sentence.charAt(i))) {\n");
-      s.append("      i++;\n");
-      s.append("    }\n");
-      s.append("    if (i == sentence.length()) {\n");
-      s.append("      return sentence;\n");
-      s.append("    }\n");
-      s.append("    int j = i;\n");
-      s.append("    while (j < sentence.length() && Character.isDigit(sentence.charAt(j))) {\n");
-      s.append("      j++;\n");
-      s.append("    }\n");
-      s.append("    return sentence.substring(0, i) + value + sentence.substring(j);\n");
-      s.append("  }\n");
-    }
-    s.append("}\n");
-    return s.toString();
+            """ : """
+              /** One parsed answer, retrying up to RETRIES times on unparseable output. */
+              private String sample(HarnessContext ctx, String prompt) {
+                for (int attempt = 0; attempt <= RETRIES; attempt++) {
+                  if (ctx.turnsUsed() >= ctx.turnBudget()) {
+                    return null;
+                  }
+                  String parsed = parse({{call}});
+                  if (parsed != null) {
+                    return parsed;
+                  }
+                }
+                return null;
+              }
+
+            """, "call", g.form().call())
+        + switch (g.parsing()) {
+          case FIRST_INT -> """
+                /** The first integer in the completion, or null. */
+                static String parse(String completion) {
+                  int i = 0;
+                  while (i < completion.length() && !Character.isDigit(completion.charAt(i))) {
+                    i++;
+                  }
+                  if (i == completion.length()) {
+                    return null;
+                  }
+                  int j = i;
+                  while (j < completion.length() && Character.isDigit(completion.charAt(j))) {
+                    j++;
+                  }
+                  boolean negative = i > 0 && completion.charAt(i - 1) == '-';
+                  return (negative ? "-" : "") + completion.substring(i, j);
+                }
+              """;
+          case LAST_INT -> """
+                /** The last integer in the completion, or null. */
+                static String parse(String completion) {
+                  int j = completion.length();
+                  while (j > 0 && !Character.isDigit(completion.charAt(j - 1))) {
+                    j--;
+                  }
+                  if (j == 0) {
+                    return null;
+                  }
+                  int i = j;
+                  while (i > 0 && Character.isDigit(completion.charAt(i - 1))) {
+                    i--;
+                  }
+                  boolean negative = i > 0 && completion.charAt(i - 1) == '-';
+                  return (negative ? "-" : "") + completion.substring(i, j);
+                }
+              """;
+          case WHOLE_LINE -> """
+                /** The whole first line, trimmed, without a final period; null when empty. */
+                static String parse(String completion) {
+                  String line = completion.trim();
+                  if (line.endsWith(".")) {
+                    line = line.substring(0, line.length() - 1).trim();
+                  }
+                  return line.isEmpty() ? null : line;
+                }
+              """;
+        }
+        + (g.decomposition() == Decomposition.CHAIN ? """
+
+              /** Replaces the first number in the sentence with {@code value} (text rewriting only). */
+              static String replaceFirstNumber(String sentence, String value) {
+                int i = 0;
+                while (i < sentence.length() && !Character.isDigit(sentence.charAt(i))) {
+                  i++;
+                }
+                if (i == sentence.length()) {
+                  return sentence;
+                }
+                int j = i;
+                while (j < sentence.length() && Character.isDigit(sentence.charAt(j))) {
+                  j++;
+                }
+                return sentence.substring(0, i) + value + sentence.substring(j);
+              }
+            """ : "")
+        + "}\n";
   }
 }

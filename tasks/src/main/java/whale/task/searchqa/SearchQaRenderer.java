@@ -1,190 +1,215 @@
 package whale.task.searchqa;
 
+import java.util.ArrayList;
+import java.util.List;
 import whale.harness.GenomeSpace;
+import whale.harness.HarnessText;
 import whale.task.searchqa.SearchQaGenome.Hops;
+import whale.task.searchqa.SearchQaGenome.Parsing;
 
-/** Writes the readable Java source of a search-QA template harness, its genome embedded. */
+/**
+ * Writes the readable Java source of a search-QA template harness, its genome embedded. The harness
+ * is the text blocks below, read top to bottom; {@code {{name}}} slots are filled by
+ * {@link HarnessText#fill}, and the pieces that depend on the genome are chosen in plain Java.
+ */
 public final class SearchQaRenderer {
   private SearchQaRenderer() {}
 
   public static String render(SearchQaGenome g) {
-    java.util.List<String> imports = new java.util.ArrayList<>(java.util.List.of("java.util.ArrayList",
-        "java.util.List", "java.util.Locale", "java.util.Set"));
+    List<String> imports = new ArrayList<>(List.of("java.util.ArrayList", "java.util.List",
+        "java.util.Locale", "java.util.Set"));
     imports.addAll(g.form().imports());
-    StringBuilder s = new StringBuilder(GenomeSpace.header(g.encode(), imports.toArray(String[]::new)));
-    s.append("/**\n");
-    s.append(" * Template search-QA harness ").append(g.code()).append(": query = ")
-        .append(g.query().name().toLowerCase()).append(", ").append(g.docs()).append(" document(s) of at most ")
-        .append(g.chars()).append(" characters,\n");
-    s.append(" * labels \"").append(g.format().docLiteral).append("\" / \"").append(g.format().questionLiteral)
-        .append("\" / \"").append(g.format().answerLiteral).append("\", ")
-        .append(g.hops() == Hops.TWO ? "two hops (the model names the bridge entity, which is searched for)"
-            : "one hop").append(",\n");
-    s.append(" * ").append(g.votes() == 1 ? "one sample" : "majority of " + g.votes() + " samples")
-        .append(" per question, answer = ").append(g.parsing() == SearchQaGenome.Parsing.LINE ? "whole line"
-            : "first clause").append(", at most ").append(g.maxNewTokens()).append(" new tokens per call.\n");
-    s.append(" * The model writes every answer; the harness only searches and formats.\n");
-    s.append(" */\n");
-    s.append("public final class ").append(g.className()).append(" implements Harness {\n");
-    s.append("  public static final String GENOME = \"").append(g.encode()).append("\";\n");
-    s.append("  static final String DOC = \"").append(g.format().docLiteral).append("\";\n");
-    s.append("  static final String QUESTION = \"").append(g.format().questionLiteral).append("\";\n");
-    s.append("  static final String ANSWER = \"").append(g.format().answerLiteral).append("\";\n");
-    s.append("  static final int DOCS = ").append(g.docs()).append(";\n");
-    s.append("  static final int CHARS = ").append(g.chars()).append(";\n");
-    s.append("  static final int VOTES = ").append(g.votes()).append(";\n");
-    s.append("  static final int MAX_NEW_TOKENS = ").append(g.maxNewTokens()).append(";\n");
-    s.append("  static final Set<String> QUESTION_WORDS = Set.of(\"who\", \"whom\", \"whose\", \"what\", "
-        + "\"which\", \"where\", \"when\", \"why\", \"how\", \"is\", \"was\", \"are\", \"were\", \"do\", "
-        + "\"does\", \"did\", \"the\", \"a\", \"an\", \"of\", \"in\", \"on\", \"to\");\n\n");
+    return GenomeSpace.header(g.encode(), imports.toArray(String[]::new))
+        + HarnessText.fill("""
+          /**
+           * Template search-QA harness {{code}}: query = {{query}}, {{docs}} document(s) of at most {{chars}} characters,
+           * labels "{{doc}}" / "{{question}}" / "{{answer}}", {{hops}},
+           * {{votes}} per question, answer = {{parsing}}, at most {{maxNewTokens}} new tokens per call.
+           * The model writes every answer; the harness only searches and formats.
+           */
+          public final class {{className}} implements Harness {
+            public static final String GENOME = "{{genome}}";
+            static final String DOC = "{{doc}}";
+            static final String QUESTION = "{{question}}";
+            static final String ANSWER = "{{answer}}";
+            static final int DOCS = {{docs}};
+            static final int CHARS = {{chars}};
+            static final int VOTES = {{votesCount}};
+            static final int MAX_NEW_TOKENS = {{maxNewTokens}};
+            static final Set<String> QUESTION_WORDS = Set.of("who", "whom", "whose", "what", "which", "where", \
+          "when", "why", "how", "is", "was", "are", "were", "do", "does", "did", "the", "a", "an", "of", "in", \
+          "on", "to");
 
-    s.append("  @Override\n");
-    s.append("  public HarnessResult solve(Problem problem, HarnessContext ctx) {\n");
-    s.append("    String question = problem.question();\n");
-    s.append("    List<String> found = search(ctx, query(question));\n");
-    if (g.hops() == Hops.ONE) {
-      s.append("    String answer = ask(ctx, first(found, DOCS), question);\n");
-    } else {
-      s.append("    // hop 1: the model names the entity the question hinges on\n");
-      s.append("    String bridge = ask(ctx, first(found, DOCS), question);\n");
-      s.append("    if (bridge == null) {\n");
-      s.append("      return HarnessResult.of(\"\");\n");
-      s.append("    }\n");
-      s.append("    ctx.note(\"bridge: \" + bridge);\n");
-      s.append("    // hop 2: its documents first, interleaved with the first search's\n");
-      s.append("    List<String> second = search(ctx, bridge);\n");
-      s.append("    List<String> docs = new ArrayList<>();\n");
-      s.append("    for (int i = 0; i < Math.max(second.size(), found.size()); i++) {\n");
-      s.append("      if (i < second.size() && docs.size() < DOCS && !docs.contains(second.get(i))) {\n");
-      s.append("        docs.add(second.get(i));\n");
-      s.append("      }\n");
-      s.append("      if (i < found.size() && docs.size() < DOCS && !docs.contains(found.get(i))) {\n");
-      s.append("        docs.add(found.get(i));\n");
-      s.append("      }\n");
-      s.append("    }\n");
-      s.append("    String answer = ask(ctx, docs, question);\n");
-    }
-    s.append("    return HarnessResult.of(answer == null ? \"\" : answer);\n");
-    s.append("  }\n\n");
+            @Override
+            public HarnessResult solve(Problem problem, HarnessContext ctx) {
+              String question = problem.question();
+              List<String> found = search(ctx, query(question));
+          """,
+            "code", g.code(),
+            "query", g.query().name().toLowerCase(),
+            "docs", g.docs(),
+            "chars", g.chars(),
+            "doc", g.format().docLiteral,
+            "question", g.format().questionLiteral,
+            "answer", g.format().answerLiteral,
+            "hops", g.hops() == Hops.TWO ? "two hops (the model names the bridge entity, which is searched for)"
+                : "one hop",
+            "votes", g.votes() == 1 ? "one sample" : "majority of " + g.votes() + " samples",
+            "votesCount", g.votes(),
+            "parsing", g.parsing() == Parsing.LINE ? "whole line" : "first clause",
+            "maxNewTokens", g.maxNewTokens(),
+            "className", g.className(),
+            "genome", g.encode())
+        + (g.hops() == Hops.ONE ? """
+                String answer = ask(ctx, first(found, DOCS), question);
+            """ : """
+                // hop 1: the model names the entity the question hinges on
+                String bridge = ask(ctx, first(found, DOCS), question);
+                if (bridge == null) {
+                  return HarnessResult.of("");
+                }
+                ctx.note("bridge: " + bridge);
+                // hop 2: its documents first, interleaved with the first search's
+                List<String> second = search(ctx, bridge);
+                List<String> docs = new ArrayList<>();
+                for (int i = 0; i < Math.max(second.size(), found.size()); i++) {
+                  if (i < second.size() && docs.size() < DOCS && !docs.contains(second.get(i))) {
+                    docs.add(second.get(i));
+                  }
+                  if (i < found.size() && docs.size() < DOCS && !docs.contains(found.get(i))) {
+                    docs.add(found.get(i));
+                  }
+                }
+                String answer = ask(ctx, docs, question);
+            """)
+        + """
+              return HarnessResult.of(answer == null ? "" : answer);
+            }
 
-    s.append("  /** The search query written from the question. */\n");
-    s.append("  static String query(String question) {\n");
-    switch (g.query()) {
-      case RAW -> s.append("    return question;\n");
-      case KEYWORDS -> {
-        s.append("    List<String> words = new ArrayList<>();\n");
-        s.append("    for (String w : question.replace(\"?\", \" \").split(\"\\\\s+\")) {\n");
-        s.append("      if (!w.isEmpty() && !QUESTION_WORDS.contains(w.toLowerCase(Locale.ROOT))) {\n");
-        s.append("        words.add(w);\n");
-        s.append("      }\n");
-        s.append("    }\n");
-        s.append("    return words.isEmpty() ? question : String.join(\" \", words);\n");
-      }
-      case ENTITY -> {
-        s.append("    List<String> names = new ArrayList<>();\n");
-        s.append("    String[] words = question.replaceAll(\"[?.,;:!]\", \" \").trim().split(\"\\\\s+\");\n");
-        s.append("    for (int i = 1; i < words.length; i++) {\n");
-        s.append("      if (!words[i].isEmpty() && Character.isUpperCase(words[i].charAt(0))) {\n");
-        s.append("        names.add(words[i]);\n");
-        s.append("      }\n");
-        s.append("    }\n");
-        s.append("    return names.isEmpty() ? question : String.join(\" \", names);\n");
-      }
-      default -> throw new IllegalStateException();
-    }
-    s.append("  }\n\n");
+            /** The search query written from the question. */
+            static String query(String question) {
+          """
+        + switch (g.query()) {
+          case RAW -> """
+                  return question;
+              """;
+          case KEYWORDS -> """
+                  List<String> words = new ArrayList<>();
+                  for (String w : question.replace("?", " ").split("\\\\s+")) {
+                    if (!w.isEmpty() && !QUESTION_WORDS.contains(w.toLowerCase(Locale.ROOT))) {
+                      words.add(w);
+                    }
+                  }
+                  return words.isEmpty() ? question : String.join(" ", words);
+              """;
+          case ENTITY -> """
+                  List<String> names = new ArrayList<>();
+                  String[] words = question.replaceAll("[?.,;:!]", " ").trim().split("\\\\s+");
+                  for (int i = 1; i < words.length; i++) {
+                    if (!words[i].isEmpty() && Character.isUpperCase(words[i].charAt(0))) {
+                      names.add(words[i]);
+                    }
+                  }
+                  return names.isEmpty() ? question : String.join(" ", names);
+              """;
+        }
+        + """
+            }
 
-    s.append("  /** The search tool's documents, best first. */\n");
-    s.append("  static List<String> search(HarnessContext ctx, String query) {\n");
-    s.append("    List<String> out = new ArrayList<>();\n");
-    s.append("    for (String line : ctx.tool(\"search\", query).split(\"\\n\")) {\n");
-    s.append("      if (!line.isBlank()) {\n");
-    s.append("        out.add(line.trim());\n");
-    s.append("      }\n");
-    s.append("    }\n");
-    s.append("    return out;\n");
-    s.append("  }\n\n");
+            /** The search tool's documents, best first. */
+            static List<String> search(HarnessContext ctx, String query) {
+              List<String> out = new ArrayList<>();
+              for (String line : ctx.tool("search", query).split("\\n")) {
+                if (!line.isBlank()) {
+                  out.add(line.trim());
+                }
+              }
+              return out;
+            }
 
-    s.append("  static List<String> first(List<String> docs, int n) {\n");
-    s.append("    return new ArrayList<>(docs.subList(0, Math.min(n, docs.size())));\n");
-    s.append("  }\n\n");
+            static List<String> first(List<String> docs, int n) {
+              return new ArrayList<>(docs.subList(0, Math.min(n, docs.size())));
+            }
 
-    s.append("  static String prompt(List<String> docs, String question) {\n");
-    s.append("    StringBuilder p = new StringBuilder();\n");
-    s.append("    for (String d : docs) {\n");
-    s.append("      p.append(DOC).append(d.length() > CHARS ? d.substring(0, CHARS) : d).append('\\n');\n");
-    s.append("    }\n");
-    s.append("    return p.append(QUESTION).append(question).append('\\n').append(ANSWER).toString();\n");
-    s.append("  }\n\n");
+            static String prompt(List<String> docs, String question) {
+              StringBuilder p = new StringBuilder();
+              for (String d : docs) {
+                p.append(DOC).append(d.length() > CHARS ? d.substring(0, CHARS) : d).append('\\n');
+              }
+              return p.append(QUESTION).append(question).append('\\n').append(ANSWER).toString();
+            }
 
-    if (g.votes() == 1) {
-      s.append("  /** The parsed answer of one sample, or null. */\n");
-      s.append("  private String ask(HarnessContext ctx, List<String> docs, String question) {\n");
-      s.append("    return sample(ctx, prompt(docs, question));\n");
-      s.append("  }\n\n");
-    } else {
-      s.append("  /** The most frequent parsed answer of VOTES samples (ties: the first seen), or null. */\n");
-      s.append("  private String ask(HarnessContext ctx, List<String> docs, String question) {\n");
-      s.append("    String prompt = prompt(docs, question);\n");
-      s.append("    List<String> answers = new ArrayList<>();\n");
-      s.append("    for (int v = 0; v < VOTES; v++) {\n");
-      s.append("      String a = sample(ctx, prompt);\n");
-      s.append("      if (a != null) {\n");
-      s.append("        answers.add(a);\n");
-      s.append("      }\n");
-      s.append("    }\n");
-      s.append("    String best = null;\n");
-      s.append("    int bestCount = 0;\n");
-      s.append("    for (String a : answers) {\n");
-      s.append("      int count = 0;\n");
-      s.append("      for (String b : answers) {\n");
-      s.append("        if (a.equalsIgnoreCase(b)) {\n");
-      s.append("          count++;\n");
-      s.append("        }\n");
-      s.append("      }\n");
-      s.append("      if (count > bestCount) {\n");
-      s.append("        best = a;\n");
-      s.append("        bestCount = count;\n");
-      s.append("      }\n");
-      s.append("    }\n");
-      s.append("    return best;\n");
-      s.append("  }\n\n");
-    }
+          """
+        + (g.votes() == 1 ? """
+              /** The parsed answer of one sample, or null. */
+              private String ask(HarnessContext ctx, List<String> docs, String question) {
+                return sample(ctx, prompt(docs, question));
+              }
 
-    s.append("  /** One model call, parsed; null when blank or out of turns. */\n");
-    s.append("  private String sample(HarnessContext ctx, String prompt) {\n");
-    s.append("    if (ctx.turnsUsed() >= ctx.turnBudget()) {\n");
-    s.append("      return null;\n");
-    s.append("    }\n");
-    s.append("    return parse(").append(g.form().call()).append(");\n");
-    s.append("  }\n\n");
+            """ : """
+              /** The most frequent parsed answer of VOTES samples (ties: the first seen), or null. */
+              private String ask(HarnessContext ctx, List<String> docs, String question) {
+                String prompt = prompt(docs, question);
+                List<String> answers = new ArrayList<>();
+                for (int v = 0; v < VOTES; v++) {
+                  String a = sample(ctx, prompt);
+                  if (a != null) {
+                    answers.add(a);
+                  }
+                }
+                String best = null;
+                int bestCount = 0;
+                for (String a : answers) {
+                  int count = 0;
+                  for (String b : answers) {
+                    if (a.equalsIgnoreCase(b)) {
+                      count++;
+                    }
+                  }
+                  if (count > bestCount) {
+                    best = a;
+                    bestCount = count;
+                  }
+                }
+                return best;
+              }
 
-    if (g.parsing() == SearchQaGenome.Parsing.LINE) {
-      s.append("  /** The first line, trimmed, without a final period; null when empty. */\n");
-      s.append("  static String parse(String completion) {\n");
-      s.append("    String line = completion.split(\"\\n\", -1)[0].trim();\n");
-      s.append("    if (line.endsWith(\".\")) {\n");
-      s.append("      line = line.substring(0, line.length() - 1).trim();\n");
-      s.append("    }\n");
-      s.append("    return line.isEmpty() ? null : line;\n");
-      s.append("  }\n");
-    } else {
-      s.append("  /** Up to the first '.', ',' or ';', at most four words; null when empty. */\n");
-      s.append("  static String parse(String completion) {\n");
-      s.append("    String line = completion.split(\"\\n\", -1)[0];\n");
-      s.append("    int end = line.length();\n");
-      s.append("    for (char c : new char[] {'.', ',', ';'}) {\n");
-      s.append("      int i = line.indexOf(c);\n");
-      s.append("      if (i >= 0 && i < end) {\n");
-      s.append("        end = i;\n");
-      s.append("      }\n");
-      s.append("    }\n");
-      s.append("    String[] words = line.substring(0, end).trim().split(\"\\\\s+\");\n");
-      s.append("    String out = String.join(\" \", java.util.Arrays.copyOf(words, Math.min(4, words.length)));\n");
-      s.append("    return out.isBlank() ? null : out.trim();\n");
-      s.append("  }\n");
-    }
-    s.append("}\n");
-    return s.toString();
+            """)
+        + HarnessText.fill("""
+            /** One model call, parsed; null when blank or out of turns. */
+            private String sample(HarnessContext ctx, String prompt) {
+              if (ctx.turnsUsed() >= ctx.turnBudget()) {
+                return null;
+              }
+              return parse({{call}});
+            }
+
+          """, "call", g.form().call())
+        + (g.parsing() == Parsing.LINE ? """
+              /** The first line, trimmed, without a final period; null when empty. */
+              static String parse(String completion) {
+                String line = completion.split("\\n", -1)[0].trim();
+                if (line.endsWith(".")) {
+                  line = line.substring(0, line.length() - 1).trim();
+                }
+                return line.isEmpty() ? null : line;
+              }
+            """ : """
+              /** Up to the first '.', ',' or ';', at most four words; null when empty. */
+              static String parse(String completion) {
+                String line = completion.split("\\n", -1)[0];
+                int end = line.length();
+                for (char c : new char[] {'.', ',', ';'}) {
+                  int i = line.indexOf(c);
+                  if (i >= 0 && i < end) {
+                    end = i;
+                  }
+                }
+                String[] words = line.substring(0, end).trim().split("\\\\s+");
+                String out = String.join(" ", java.util.Arrays.copyOf(words, Math.min(4, words.length)));
+                return out.isBlank() ? null : out.trim();
+              }
+            """)
+        + "}\n";
   }
 }
