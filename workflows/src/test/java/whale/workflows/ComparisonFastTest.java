@@ -11,15 +11,12 @@ import io.temporal.client.WorkflowClient;
 import io.temporal.client.WorkflowFailedException;
 import io.temporal.client.WorkflowOptions;
 import io.temporal.failure.ApplicationFailure;
-import io.temporal.testing.TestWorkflowEnvironment;
 import io.temporal.testing.TestWorkflowExtension;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.TreeSet;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -36,21 +33,9 @@ import whale.workflows.schedule.Seeds;
  * those, and what the cells released is deleted once, by the comparison, at its end.
  */
 @Timeout(60)
-class ComparisonFastTest {
+class ComparisonFastTest extends FastTierTest {
   @RegisterExtension
   static final TestWorkflowExtension temporal = FastRuns.extension();
-
-  private final Fakes fakes = new Fakes();
-
-  @BeforeEach
-  void start(TestWorkflowEnvironment env) {
-    fakes.register(env);
-  }
-
-  @AfterEach
-  void noActivityWasRetried() {
-    assertEquals(List.of(), fakes.retried());
-  }
 
   private static ComparisonWorkflow stub(WorkflowClient client, String id) {
     return client.newWorkflowStub(ComparisonWorkflow.class, WorkflowOptions.newBuilder()

@@ -8,12 +8,9 @@ import static whale.workflows.FastRuns.runs;
 import static whale.workflows.FastRuns.spec;
 
 import io.temporal.client.WorkflowClient;
-import io.temporal.testing.TestWorkflowEnvironment;
 import io.temporal.testing.TestWorkflowExtension;
 import java.util.List;
 import java.util.Map;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -28,21 +25,9 @@ import whale.workflows.activities.RsftStepRequest;
  * uninterrupted one does, and the user's controls still reach a phase's current run.
  */
 @Timeout(60)
-class ContinueAsNewFastTest {
+class ContinueAsNewFastTest extends FastTierTest {
   @RegisterExtension
   static final TestWorkflowExtension temporal = FastRuns.extension();
-
-  private final Fakes fakes = new Fakes();
-
-  @BeforeEach
-  void start(TestWorkflowEnvironment env) {
-    fakes.register(env);
-  }
-
-  @AfterEach
-  void noActivityWasRetried() {
-    assertEquals(List.of(), fakes.retried());
-  }
 
   /** Whale's default spec with harness phases of 3 iterations, so that they hand over mid-phase too. */
   private static ExperimentSpec spec(int continueAsNewAfter) {

@@ -20,12 +20,9 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.temporal.client.WorkflowClient;
 import io.temporal.client.WorkflowNotFoundException;
 import io.temporal.client.WorkflowStub;
-import io.temporal.testing.TestWorkflowEnvironment;
 import io.temporal.testing.TestWorkflowExtension;
 import java.util.List;
 import java.util.Map;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -39,22 +36,11 @@ import whale.workflows.schedule.Limits;
  * that phase's activity, so where it lands is exact.
  */
 @Timeout(60)
-class ControlsFastTest {
+class ControlsFastTest extends FastTierTest {
   @RegisterExtension
   static final TestWorkflowExtension temporal = FastRuns.extension();
 
   private static final ObjectMapper JSON = new ObjectMapper();
-  private final Fakes fakes = new Fakes();
-
-  @BeforeEach
-  void start(TestWorkflowEnvironment env) {
-    fakes.register(env);
-  }
-
-  @AfterEach
-  void noActivityWasRetried() {
-    assertEquals(List.of(), fakes.retried());
-  }
 
   /** Starts a run of the default whale spec held by {@code signal} before its first activity. */
   private static WorkflowStub startWith(WorkflowClient client, String id, String signal) {

@@ -25,8 +25,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeSet;
 import java.util.stream.Collectors;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -42,21 +40,9 @@ import whale.workflows.activities.RsftStepRequest;
  * was reached). Seconds, no model.
  */
 @Timeout(60)
-class SchedulesFastTest {
+class SchedulesFastTest extends FastTierTest {
   @RegisterExtension
   static final TestWorkflowExtension temporal = FastRuns.extension();
-
-  private final Fakes fakes = new Fakes();
-
-  @BeforeEach
-  void start(TestWorkflowEnvironment env) {
-    fakes.register(env);
-  }
-
-  @AfterEach
-  void noActivityWasRetried() {
-    assertEquals(List.of(), fakes.retried());
-  }
 
   private static WhaleWorkflow stub(WorkflowClient client, String id) {
     return client.newWorkflowStub(WhaleWorkflow.class, options(id));
