@@ -125,6 +125,30 @@ public final class ActivityRuntime {
     }
   }
 
+  private volatile VllmRollouts vllm = VllmRollouts.attach(java.util.List.of());
+
+  /** The vLLM servers this worker runs or was given (closed with the worker). */
+  public void vllm(VllmRollouts servers) {
+    this.vllm = servers;
+  }
+
+  public VllmRollouts vllm() {
+    return vllm;
+  }
+
+  /**
+   * Runs {@code fn} with what samples a checkpoint's episodes: the vLLM servers when the episodes
+   * say so (the probe scored on this worker's cached copy), else the cached copy itself.
+   */
+  public <T> T withSampler(String checkpointRef, whale.workflows.activities.EpisodeSettings episodes,
+      Function<Generator, T> fn) {
+    if (!episodes.onVllm()) {
+      return withGenerator(checkpointRef, fn);
+    }
+    return vllm.with(store, checkpointRef, episodes.rollouts(), (prompt, completion) ->
+        withGenerator(checkpointRef, g -> ((whale.model.hf.HfModel) g).tokenLogProbs(prompt, completion)), fn);
+  }
+
   /** Runs {@code fn} with a shared, cached copy of a builtin checkpoint, for sampling only. */
   public <T> T withModel(String checkpointRef, Function<LanguageModel, T> fn) {
     return withGenerator(checkpointRef, g -> fn.apply((LanguageModel) g));

@@ -49,7 +49,7 @@ public class EvalActivitiesImpl implements EvalActivities {
     Task task = runtime.task(req.task());
     List<TaskProblem> problems = task.split(split);
     String harness = runtime.harnessSource(req.harnessRef());
-    List<EpisodeResult> episodes = runtime.withGenerator(req.checkpointRef(), model ->
+    List<EpisodeResult> episodes = runtime.withSampler(req.checkpointRef(), req.episodes(), model ->
         Episodes.run(runtime.episodes(), model, task, harness, problems, req.k(), req.seed(), req.episodes(),
             req.label()));
     MeanAtK m = MeanAtK.ofEpisodes(episodes);

@@ -253,6 +253,17 @@ public final class HfPolicy {
     }
   }
 
+  /** The base model directory an unpacked step checkpoint was trained on (its whale_checkpoint.json). */
+  static Path stepBaseDir(Path checkpointDir) {
+    try {
+      var meta = new com.fasterxml.jackson.databind.ObjectMapper()
+          .readTree(checkpointDir.resolve(HfCheckpoint.META).toFile());
+      return Path.of(meta.path("base").asText());
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot read " + checkpointDir.resolve(HfCheckpoint.META), e);
+    }
+  }
+
   /** The model directory a run's base reference names. */
   public static Path baseDir(ArtifactStore store, String ref) {
     return Path.of(store.getJson(ref, Base.class).path());

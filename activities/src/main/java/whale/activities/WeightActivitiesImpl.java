@@ -116,9 +116,9 @@ public class WeightActivitiesImpl implements WeightActivities {
     }
     String harness = runtime.harnessSource(req.harnessRef());
     try (Policy model = policy(req.checkpointRef())) {
-      List<EpisodeResult> episodes = Episodes.run(runtime.episodes(), model, task,
-          harness, batch, req.samplesPerPrompt(), req.seed(), req.episodes(),
-          "RSFT step " + req.step());
+      List<EpisodeResult> episodes = sample(req, model, g -> Episodes.run(runtime.episodes(), g,
+          task, harness, batch, req.samplesPerPrompt(), req.seed(), req.episodes(),
+          "RSFT step " + req.step()));
       double reward = episodes.stream().mapToDouble(EpisodeResult::reward).average().orElse(0);
       List<SftExample> examples = new ArrayList<>();
       int accepted = 0;
@@ -141,6 +141,19 @@ public class WeightActivitiesImpl implements WeightActivities {
       return new RsftStepResult(save(model), reward, accepted, episodes.size(), examples.size(),
           stats.meanLoss(), rolloutsRef);
     }
+  }
+
+  /**
+   * The step's rollouts: from the model about to be trained, or on vLLM with the checkpoint's
+   * adapter, probed against this very model before the first request.
+   */
+  private <T> T sample(RsftStepRequest req, Policy model, java.util.function.Function<whale.model.Generator, T> fn) {
+    if (!req.episodes().onVllm()) {
+      return fn.apply(model);
+    }
+    HfModel hf = (HfModel) model; // VllmRollouts refuses a builtin checkpoint first
+    return runtime.vllm().with(runtime.store(), req.checkpointRef(), req.episodes().rollouts(),
+        (p, c) -> hf.tokenLogProbs(p, c), fn);
   }
 
   /** The model an RSFT step samples from and trains, as its checkpoint's kind says. */

@@ -68,7 +68,7 @@ class MemoTest {
     ArtifactStore store = new ArtifactStore(dir);
     TaskRef task = new TaskRef("math", 1234, 64, 16, 16);
     whale.workflows.activities.EpisodeSettings episodes =
-        new whale.workflows.activities.EpisodeSettings(1.0, 0, 8, 60, null);
+        new whale.workflows.activities.EpisodeSettings(1.0, 0, 8, 60, null, null);
     EvalRequest whale = new EvalRequest(task, "sha256:" + "a".repeat(64), "sha256:" + "b".repeat(64),
         "test", 8, 5, episodes, "round 1 weight end");
     EvalRequest weightOnly = new EvalRequest(task, whale.checkpointRef(), whale.harnessRef(), "test",

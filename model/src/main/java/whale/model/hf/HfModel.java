@@ -1,7 +1,9 @@
 package whale.model.hf;
 
 import ai.djl.Device;
+import ai.djl.ndarray.NDArray;
 import ai.djl.ndarray.NDManager;
+import ai.djl.ndarray.types.Shape;
 import ai.djl.ndarray.types.DataType;
 import java.io.IOException;
 import java.nio.file.Path;
@@ -186,13 +188,9 @@ public final class HfModel implements Policy {
     return manager;
   }
 
-  /** Prompt ids as the model sees them: an empty prompt is the BOS token (or "\n" without one). */
+  /** Prompt ids as the model sees them ({@link HfTokenizer#promptIds}). */
   public int[] promptIds(String prompt) {
-    int[] ids = tokenizer.encode(prompt);
-    if (ids.length == 0) {
-      ids = tokenizer.bosId() >= 0 ? new int[] {tokenizer.bosId()} : tokenizer.encode("\n");
-    }
-    return ids;
+    return tokenizer.promptIds(prompt);
   }
 
   private whale.chat.ChatTemplate chatTemplate;
@@ -284,6 +282,46 @@ public final class HfModel implements Policy {
       completions[i] = new Completion(text[row], seen[i], ids.length);
     }
     return List.of(completions);
+  }
+
+  /**
+   * log p(completion[i] | prompt, completion[0..i)) for each completion token, teacher-forced in one
+   * forward pass: what a server's reported log-probabilities of the same tokens must match.
+   */
+  public double[] tokenLogProbs(int[] prompt, int[] completion) {
+    if (prompt.length == 0 || completion.length == 0
+        || prompt.length + completion.length > decoder.config().maxPositions()) {
+      throw new IllegalArgumentException("need a prompt and a completion within the context: "
+          + prompt.length + " + " + completion.length + " tokens");
+    }
+    return onModelThread(() -> {
+      int n = prompt.length + completion.length - 1; // the last token predicts nothing asked for
+      int[] input = new int[n];
+      System.arraycopy(prompt, 0, input, 0, prompt.length);
+      System.arraycopy(completion, 0, input, prompt.length, completion.length - 1);
+      int[] positions = new int[n];
+      for (int i = 0; i < n; i++) {
+        positions[i] = i;
+      }
+      try (NDManager sub = manager.newSubManager()) {
+        NDArray hidden = decoder.hidden(sub.create(input, new Shape(1, n)),
+            sub.create(positions, new Shape(1, n)), null, null);
+        // only the positions that predict a completion token go through the output layer
+        NDArray last = hidden.get(":, " + (prompt.length - 1) + ":, :").reshape(completion.length, -1);
+        float[] lp = decoder.logits(last).logSoftmax(-1).toType(DataType.FLOAT32, false)
+            .toFloatArray();
+        int vocab = lp.length / completion.length;
+        double[] out = new double[completion.length];
+        for (int i = 0; i < out.length; i++) {
+          if (completion[i] < 0 || completion[i] >= vocab) {
+            throw new IllegalArgumentException("token id " + completion[i] + " outside the vocabulary of "
+                + vocab);
+          }
+          out[i] = lp[i * vocab + completion[i]];
+        }
+        return out;
+      }
+    });
   }
 
   /** The new token ids of each prompt (EOS kept at the end when reached), for parity with transformers. */

@@ -114,6 +114,18 @@ public final class HfTokenizer implements AutoCloseable {
     return out;
   }
 
+  /**
+   * A prompt's ids as a decoder sees them: an empty prompt is the BOS token (or "\n" without one),
+   * so that sampling always has a position to start from.
+   */
+  public int[] promptIds(String prompt) {
+    int[] ids = encode(prompt);
+    if (ids.length == 0) {
+      ids = bosId >= 0 ? new int[] {bosId} : encode("\n");
+    }
+    return ids;
+  }
+
   /** Token ids of {@code text} continuing a sequence: no special tokens added (no BOS). */
   public int[] encodeContinuation(String text) {
     long[] ids = tokenizer.encode(text, false, false).getIds();
