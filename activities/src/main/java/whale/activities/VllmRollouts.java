@@ -57,6 +57,8 @@ public final class VllmRollouts implements AutoCloseable {
   /** adapters in use by a running activity, with counts */
   private final Map<String, Integer> inUse = new ConcurrentHashMap<>();
   private final Map<Path, HfTokenizer> tokenizers = new ConcurrentHashMap<>();
+  private final java.util.concurrent.atomic.AtomicLong retokenized = new java.util.concurrent.atomic.AtomicLong();
+  private final java.util.concurrent.atomic.AtomicLong sampled = new java.util.concurrent.atomic.AtomicLong();
   /** the largest probe difference seen, for the note and the tests */
   private volatile double worstProbe;
 
@@ -77,6 +79,11 @@ public final class VllmRollouts implements AutoCloseable {
 
   public double worstProbe() {
     return worstProbe;
+  }
+
+  /** Completions sampled on vLLM so far, and how many of them re-tokenize to other ids ({@link VllmGenerator#retokenization}). */
+  public long[] retokenization() {
+    return new long[] {retokenized.get(), sampled.get()};
   }
 
   /** whale's own log-probabilities of a completion's tokens under the checkpoint ({@link HfModel#tokenLogProbs}). */
@@ -157,7 +164,11 @@ public final class VllmRollouts implements AutoCloseable {
       for (VllmClient c : clients) {
         guard.ready(c);
       }
-      return fn.apply(g);
+      T out = fn.apply(g);
+      int[] r = g.retokenization();
+      retokenized.addAndGet(r[0]);
+      sampled.addAndGet(r[1]);
+      return out;
     } finally {
       if (adapterName != null) {
         inUse.merge(adapterName, -1, Integer::sum);

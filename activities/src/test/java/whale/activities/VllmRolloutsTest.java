@@ -126,8 +126,10 @@ class VllmRolloutsTest {
     double after = eval.evaluate(new EvalRequest(TASK, ckpt, harness, "test", 8, 5, settings, "after"))
         .meanAtK();
     lastCheckpoint = ckpt;
-    System.out.printf("vLLM RSFT: held-out mean@8 %.3f -> %.3f; worst probe difference %.2e nats (%.1f s)%n",
-        before, after, runtime.vllm().worstProbe(), (System.nanoTime() - t0) / 1e9);
+    long[] re = runtime.vllm().retokenization();
+    System.out.printf("vLLM RSFT: held-out mean@8 %.3f -> %.3f; worst probe difference %.2e nats; %d of %d "
+        + "completions re-tokenize to other ids (%.1f s)%n", before, after, runtime.vllm().worstProbe(), re[0], re[1],
+        (System.nanoTime() - t0) / 1e9);
     // the adapter the evaluation sampled with is on the server, under its content name
     assertTrue(names(server.client()).contains(VllmRollouts.adapterName(ckpt)), names(server.client()).toString());
     assertTrue(runtime.vllm().worstProbe() <= Rollouts.DEFAULT_PROBE_TOLERANCE);

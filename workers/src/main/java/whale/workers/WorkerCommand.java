@@ -38,6 +38,17 @@ public class WorkerCommand implements java.util.concurrent.Callable<Integer> {
       + "(default: $WHALE_METRICS_PORT, else off)")
   Integer metricsPort;
 
+  @Option(names = "--vllm-servers", split = ",", description = "vLLM servers (URLs) that sample the "
+      + "episodes of runs whose spec says rollouts.backend vllm without naming servers; checked at "
+      + "start (default: $WHALE_VLLM_SERVERS, comma-separated)")
+  java.util.List<String> vllmServers;
+
+  @Option(names = "--vllm-serve", description = "Start and supervise a vLLM server for this Hugging "
+      + "Face model directory (or known model name) on a loopback port: restarted when it dies, "
+      + "stopped with the worker, its log under the artifact store's logs/. Needs vLLM "
+      + "($WHALE_VLLM, else ~/.cache/whale/vllm-venv/bin/vllm from deploy/vllm/install-cpu.sh).")
+  String vllmServe;
+
   @Override
   public Integer call() throws Exception {
     EnumSet<Queue> qs = Queue.parse(queues);
@@ -68,6 +79,7 @@ public class WorkerCommand implements java.util.concurrent.Callable<Integer> {
       }
     }
     ActivityRuntime runtime = ActivityRuntime.open(Artifacts.dir(artifacts));
+    runtime.vllm(vllm(runtime));
     WorkerFactory factory = WorkerFactory.newInstance(client);
     WhaleWorkers.register(factory, qs, runtime);
     factory.start();
@@ -87,9 +99,54 @@ public class WorkerCommand implements java.util.concurrent.Callable<Integer> {
     CountDownLatch done = new CountDownLatch(1);
     Runtime.getRuntime().addShutdownHook(new Thread(() -> {
       factory.shutdown();
+      runtime.vllm().close(); // a managed server goes with its worker
       done.countDown();
     }));
     done.await();
     return 0;
+  }
+
+  /** The vLLM servers this worker samples on: started here, or attached and checked. */
+  private whale.activities.VllmRollouts vllm(ActivityRuntime runtime) throws java.io.IOException {
+    if (vllmServe != null) {
+      if (vllmServers != null && !vllmServers.isEmpty()) {
+        throw new ParameterException(spec.commandLine(), "--vllm-serve and --vllm-servers: one or the other");
+      }
+      Path dir = whale.activities.HfPolicy.modelDirectory(modelSpec(vllmServe), System.out);
+      Path log = runtime.store().root().resolve("logs").resolve("vllm.log");
+      System.out.println("starting vLLM for " + dir + " (log " + log + ")");
+      var server = whale.model.vllm.VllmServer.start(whale.model.vllm.VllmServer.Settings.cpu(
+          whale.model.vllm.VllmServer.defaultExecutable(), dir, dir.getFileName().toString(), log));
+      System.out.println("vLLM serving on " + server.url());
+      return whale.activities.VllmRollouts.managed(server);
+    }
+    if (vllmServers == null && System.getenv("WHALE_VLLM_SERVERS") != null) {
+      vllmServers = java.util.List.of(System.getenv("WHALE_VLLM_SERVERS").split(","));
+    }
+    java.util.List<String> urls = vllmServers == null ? java.util.List.of() : vllmServers;
+    for (String url : urls) {
+      try {
+        var models = new whale.model.vllm.VllmClient(url, java.time.Duration.ofSeconds(10)).models();
+        System.out.println("vLLM at " + url + " serves " + models.stream()
+            .map(whale.model.vllm.VllmClient.ServedModel::id).toList());
+      } catch (whale.model.vllm.VllmException | IllegalArgumentException e) {
+        throw new ParameterException(spec.commandLine(), "--vllm-servers: " + e.getMessage());
+      }
+    }
+    return whale.activities.VllmRollouts.attach(urls);
+  }
+
+  /** A model directory or a name whale knows, as the spec's model section would say it. */
+  private static whale.workflows.ExperimentSpec.ModelSpec modelSpec(String pathOrName) {
+    boolean known = !pathOrName.contains("/") && !java.nio.file.Files.exists(Path.of(pathOrName));
+    var json = new com.fasterxml.jackson.databind.ObjectMapper().createObjectNode();
+    json.put("task", "math");
+    var model = json.putObject("model").put("source", "huggingface");
+    if (known) {
+      model.put("name", pathOrName);
+    } else {
+      model.put("path", Path.of(pathOrName).toAbsolutePath().toString());
+    }
+    return whale.workflows.SpecJson.parse(json.toString()).model();
   }
 }

@@ -61,6 +61,8 @@ public final class VllmGenerator implements Generator, AutoCloseable {
   private final Duration retryFor;
   private final ExecutorService pool;
   private final AtomicInteger next = new AtomicInteger();
+  private final AtomicInteger completions = new AtomicInteger();
+  private final AtomicInteger retokenizedOtherwise = new AtomicInteger();
 
   public VllmGenerator(List<VllmClient> servers, String model, HfTokenizer tokenizer,
       int maxPositions, List<String> stopStrings, ChatTemplate chatTemplate, Adapters adapters,
@@ -143,6 +145,10 @@ public final class VllmGenerator implements Generator, AutoCloseable {
     var call = new VllmClient.Call(model, ids, maxNew, temperature, params.topK(), r.seed(),
         r.chat() ? List.of() : stopStrings, false);
     VllmClient.Sample s = send(call);
+    completions.incrementAndGet();
+    if (!Arrays.equals(tokenizer.encodeContinuation(s.text()), withoutEos(s.tokenIds()))) {
+      retokenizedOtherwise.incrementAndGet();
+    }
     return new Completion(s.text(), ids.length, s.tokenIds().length);
   }
 
@@ -172,6 +178,23 @@ public final class VllmGenerator implements Generator, AutoCloseable {
     } finally {
       inFlight.release();
     }
+  }
+
+  /**
+   * Of the completions so far, how many whale's tokenizer, given their text back, splits into other
+   * tokens than the server sampled (a stop string inside a token, or a non-canonical BPE split):
+   * what training on the text instead of the sampled ids would change.
+   */
+  public int[] retokenization() {
+    return new int[] {retokenizedOtherwise.get(), completions.get()};
+  }
+
+  private int[] withoutEos(int[] ids) {
+    int n = ids.length;
+    while (n > 0 && tokenizer.eosIds().contains(ids[n - 1])) {
+      n--;
+    }
+    return n == ids.length ? ids : Arrays.copyOf(ids, n);
   }
 
   @Override
