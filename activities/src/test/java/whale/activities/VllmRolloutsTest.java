@@ -85,7 +85,7 @@ class VllmRolloutsTest {
     runtime.vllm(VllmRollouts.attach(List.of()));
     weights = new WeightActivitiesImpl(runtime);
     eval = new EvalActivitiesImpl(runtime);
-    rollouts = new Rollouts(Rollouts.Backend.VLLM, List.of(server.url()), 120, 8, null);
+    rollouts = new Rollouts(Rollouts.Backend.VLLM, List.of(server.url()), 120, 8, null, null);
     settings = new EpisodeSettings(0.7, 20, 16, 60, null, rollouts);
     harness = runtime.store().putString(SearchQaRenderer.render(SearchQaGenome.SPACE.parse(GENOME)));
   }
@@ -162,7 +162,7 @@ class VllmRolloutsTest {
       port = s.getLocalPort();
     }
     String url = "http://127.0.0.1:" + port;
-    var bad = new EpisodeSettings(0.7, 20, 16, 60, null, new Rollouts(Rollouts.Backend.VLLM, List.of(url), 2, 8, null));
+    var bad = new EpisodeSettings(0.7, 20, 16, 60, null, new Rollouts(Rollouts.Backend.VLLM, List.of(url), 2, 8, null, null));
     String base = base();
     RuntimeException e = assertThrows(RuntimeException.class, () ->
         eval.evaluate(new EvalRequest(TASK, base, harness, "test", 1, 9, bad, "no server")));

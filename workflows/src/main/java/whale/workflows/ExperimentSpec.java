@@ -24,6 +24,7 @@ public record ExperimentSpec(
     EvalSpec eval,
     WorkflowSpec workflow,
     CheckpointSpec checkpoints,
+    @JsonInclude(JsonInclude.Include.NON_NULL) whale.workflows.activities.Rollouts rollouts,
     @JsonAnySetter @JsonInclude(JsonInclude.Include.NON_EMPTY) Map<String, Object> unknown) {
 
   public ExperimentSpec {
@@ -46,26 +47,26 @@ public record ExperimentSpec(
   public ExperimentSpec(String name, String task, Long seed, String schedule, DataSpec data,
       ModelSpec model, RsftSpec rsft, PhaseSpec phases, HarnessSpec harness, EvalSpec eval,
       Map<String, Object> unknown) {
-    this(name, task, seed, schedule, data, model, rsft, phases, harness, eval, null, null, unknown);
+    this(name, task, seed, schedule, data, model, rsft, phases, harness, eval, null, null, null, unknown);
   }
 
   /** A spec with the default checkpoints section. */
   public ExperimentSpec(String name, String task, Long seed, String schedule, DataSpec data,
       ModelSpec model, RsftSpec rsft, PhaseSpec phases, HarnessSpec harness, EvalSpec eval,
       WorkflowSpec workflow, Map<String, Object> unknown) {
-    this(name, task, seed, schedule, data, model, rsft, phases, harness, eval, workflow, null,
+    this(name, task, seed, schedule, data, model, rsft, phases, harness, eval, workflow, null, null,
         unknown);
   }
 
   public static ExperimentSpec defaults() {
     return new ExperimentSpec(null, null, null, null, null, null, null, null, null, null, null, null,
-        null);
+        null, null);
   }
 
   /** The same spec under another schedule and seed (a comparison's cell). */
   public ExperimentSpec withScheduleAndSeed(String newSchedule, long newSeed) {
     return new ExperimentSpec(name, task, newSeed, newSchedule, data, model, rsft, phases, harness,
-        eval, workflow, checkpoints, unknown);
+        eval, workflow, checkpoints, rollouts, unknown);
   }
 
   /**

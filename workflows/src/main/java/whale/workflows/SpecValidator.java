@@ -255,6 +255,44 @@ public final class SpecValidator {
     if (c.keepLast() < 1) {
       problems.add("checkpoints.keepLast: must be an integer >= 1, got " + c.keepLast());
     }
+
+    var ro = s.rollouts();
+    if (ro != null) {
+      unknown("rollouts.", ro.unknown());
+      for (String url : ro.servers()) {
+        java.net.URI u;
+        try {
+          u = java.net.URI.create(url);
+        } catch (IllegalArgumentException bad) {
+          u = null;
+        }
+        if (u == null || u.getHost() == null || !("http".equals(u.getScheme()) || "https".equals(u.getScheme()))) {
+          problems.add("rollouts.servers: not an http(s) URL of a vLLM server: '" + url + "'");
+        }
+      }
+      if (ro.timeoutSeconds() != null) {
+        range("rollouts.timeoutSeconds", ro.timeoutSeconds(), 1, 86_400);
+      }
+      if (ro.maxConcurrentRequests() != null) {
+        range("rollouts.maxConcurrentRequests", ro.maxConcurrentRequests(), 1, 4096);
+      }
+      if (ro.probeTolerance() != null && !(ro.probeTolerance() > 0 && ro.probeTolerance() < 10)) {
+        problems.add("rollouts.probeTolerance: must be in (0, 10) nats, got " + ro.probeTolerance());
+      }
+      if (ro.vllm() && !s.model().usesHuggingFace()) {
+        problems.add("rollouts.backend: vllm serves a Hugging Face model, but the model is the builtin "
+            + "character model (model.source huggingface, or rollouts.backend local)");
+      }
+      if (ro.vllm() && "full".equals(s.finetune())) {
+        // a full step's weights would have to replace the server's (a restart of a minute or
+        // more per step, or reload_weights, which has returned stale weights: vllm#32718)
+        problems.add("rollouts.backend: vllm takes each RSFT step as a LoRA adapter; rsft.finetune "
+            + "full is not supported with it (use lora, or rollouts.backend local)");
+      }
+      if (!ro.vllm() && !ro.servers().isEmpty()) {
+        problems.add("rollouts.servers: only read when rollouts.backend is vllm");
+      }
+    }
   }
 
   private void unknown(String prefix, Map<String, Object> unknown) {

@@ -477,4 +477,38 @@ class SpecValidatorTest {
       return e.problems();
     }
   }
+
+  // ---- rollouts ------------------------------------------------------------------------------
+
+  static final String HF_MODEL = "\"model\": {\"source\": \"huggingface\", \"name\": \"smollm2-135m-instruct\"}";
+
+  @Test
+  void vllmRolloutsOnAHuggingFaceLoraRunAreValidAndTravelToEveryEpisode() {
+    ExperimentSpec s = SpecJson.parse("{" + HF_MODEL + ", \"rollouts\": {\"backend\": \"vllm\", "
+        + "\"servers\": [\"http://10.0.0.5:8000\"], \"maxConcurrentRequests\": 32}}");
+    assertEquals(List.of("http://10.0.0.5:8000"),
+        whale.workflows.activities.EpisodeSettings.of(s).rollouts().servers());
+    // local (or no section) keeps episode settings, and so activity inputs and memo keys, as before
+    assertEquals(null, whale.workflows.activities.EpisodeSettings.of(SpecJson.parse("{" + HF_MODEL + "}")).rollouts());
+    assertEquals(null, whale.workflows.activities.EpisodeSettings.of(
+        SpecJson.parse("{" + HF_MODEL + ", \"rollouts\": {\"backend\": \"local\"}}")).rollouts());
+    assertTrue(!SpecJson.write(SpecJson.parse("{}")).contains("rollouts"), "absent stays absent");
+  }
+
+  @Test
+  void vllmRolloutsRefuseWhatTheyCannotServeByName() {
+    String json = "{\"rollouts\": {\"backend\": \"vllm\", \"servers\": [\"ftp://x\"], "
+        + "\"timeoutSeconds\": 0, \"maxConcurrentRequests\": 0, \"probeTolerance\": 0, \"bogus\": 1}}";
+    List<String> p = rejected(json);
+    for (String field : List.of("rollouts.bogus", "rollouts.servers", "rollouts.timeoutSeconds",
+        "rollouts.maxConcurrentRequests", "rollouts.probeTolerance", "rollouts.backend")) {
+      assertNames(p, field, json);
+    }
+    assertTrue(p.stream().anyMatch(x -> x.contains("builtin")), p.toString());
+    List<String> full = rejected("{" + HF_MODEL + ", \"rsft\": {\"finetune\": \"full\"}, "
+        + "\"rollouts\": {\"backend\": \"vllm\"}}");
+    assertTrue(full.stream().anyMatch(x -> x.startsWith("rollouts.backend: ") && x.contains("full")), full.toString());
+    List<String> backend = rejected("{\"rollouts\": {\"backend\": \"sglang\"}}");
+    assertTrue(backend.toString().contains("\"local\" or \"vllm\""), backend.toString());
+  }
 }

@@ -28,6 +28,7 @@ public record EpisodeSettings(double temperature, int topK, int turnBudget, int 
   public static EpisodeSettings of(ExperimentSpec spec) {
     return new EpisodeSettings(spec.rsft().temperature(), spec.rsft().topK(),
         spec.harness().turnBudget(), spec.harness().episodeTimeoutSeconds(),
-        spec.harness().maxTemperature(), null);
+        spec.harness().maxTemperature(),
+        spec.rollouts() != null && spec.rollouts().vllm() ? spec.rollouts() : null);
   }
 }

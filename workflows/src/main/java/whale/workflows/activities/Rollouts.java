@@ -1,10 +1,12 @@
 package whale.workflows.activities;
 
+import com.fasterxml.jackson.annotation.JsonAnySetter;
 import com.fasterxml.jackson.annotation.JsonCreator;
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonValue;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 
 /**
  * Where an episode's model calls are sampled ({@code rollouts} in the spec): in the worker's own
@@ -20,7 +22,8 @@ import java.util.Locale;
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public record Rollouts(Backend backend, List<String> servers, Integer timeoutSeconds,
-    Integer maxConcurrentRequests, Double probeTolerance) {
+    Integer maxConcurrentRequests, Double probeTolerance,
+    @JsonAnySetter @JsonInclude(JsonInclude.Include.NON_EMPTY) Map<String, Object> unknown) {
   /** float32 on both sides agreed within 2e-4 nats on SmolLM2 (see VllmRolloutsTest). */
   public static final double DEFAULT_PROBE_TOLERANCE = 0.01;
 
@@ -46,6 +49,12 @@ public record Rollouts(Backend backend, List<String> servers, Integer timeoutSec
   public Rollouts {
     backend = backend == null ? Backend.LOCAL : backend;
     servers = servers == null ? List.of() : List.copyOf(servers);
+    unknown = unknown == null ? Map.of() : Map.copyOf(unknown);
+  }
+
+  /** vLLM on {@code servers} (empty: the worker's own), the other settings at their defaults. */
+  public static Rollouts vllm(List<String> servers) {
+    return new Rollouts(Backend.VLLM, servers, null, null, null, null);
   }
 
   public boolean vllm() {
