@@ -177,7 +177,7 @@ public final class VllmRollouts implements AutoCloseable {
   }
 
   /** The adapter's name on a server: unique to the checkpoint's content. */
-  static String adapterName(String checkpointRef) {
+  public static String adapterName(String checkpointRef) {
     String hex = checkpointRef.substring(checkpointRef.indexOf(':') + 1);
     return "whale-" + hex.substring(0, 24);
   }
