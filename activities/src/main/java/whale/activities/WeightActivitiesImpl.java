@@ -9,6 +9,7 @@ import whale.harness.EpisodeResult;
 import whale.model.LanguageModel;
 import whale.model.Policy;
 import whale.model.ModelConfig;
+import whale.model.SampledTokens;
 import whale.model.SftExample;
 import whale.model.TrainStats;
 import whale.model.hf.HfModel;
@@ -102,6 +103,9 @@ public class WeightActivitiesImpl implements WeightActivities {
    * reward above the threshold, one SFT epoch over the accepted rollouts' model-written tokens, and
    * no update when nothing is accepted.
    */
+  /** For the tests: trained parts on sampled ids and re-tokenized, of the last vLLM step. */
+  volatile int[] lastExactness;
+
   private RsftStepResult step(RsftStepRequest req) {
     ActivityHeartbeat.progress("RSFT step " + req.step() + ": loading " + req.checkpointRef());
     Task task = runtime.task(req.task());
@@ -116,20 +120,32 @@ public class WeightActivitiesImpl implements WeightActivities {
     }
     String harness = runtime.harnessSource(req.harnessRef());
     try (Policy model = policy(req.checkpointRef())) {
-      List<EpisodeResult> episodes = sample(req, model, g -> Episodes.run(runtime.episodes(), g,
-          task, harness, batch, req.samplesPerPrompt(), req.seed(), req.episodes(),
-          "RSFT step " + req.step()));
+      SampledTokens sampled = new SampledTokens();
+      List<EpisodeResult> episodes = sample(req, model, g -> {
+        if (g instanceof whale.model.vllm.VllmGenerator v) {
+          v.recordInto(sampled); // the server's ids, to train on exactly them
+        }
+        return Episodes.run(runtime.episodes(), g, task, harness, batch, req.samplesPerPrompt(),
+            req.seed(), req.episodes(), "RSFT step " + req.step());
+      });
       double reward = episodes.stream().mapToDouble(EpisodeResult::reward).average().orElse(0);
       List<SftExample> examples = new ArrayList<>();
       int accepted = 0;
       for (EpisodeResult e : episodes) {
         if (e.reward() > req.acceptThreshold()) {
           accepted++;
-          examples.addAll(e.sftExamples(model.chatTemplate()));
+          for (SftExample ex : e.sftExamples(model.chatTemplate())) {
+            examples.add(sampled.isEmpty() ? ex : exact(sampled, ex, (HfModel) model));
+          }
         }
       }
       String rolloutsRef = runtime.store().putJson(episodes);
       WhaleMetrics.rsftStep(episodes.size(), accepted, !examples.isEmpty());
+      if (!sampled.isEmpty()) {
+        ActivityHeartbeat.progress("RSFT step " + req.step() + ": " + sampled.matched() + " trained parts on "
+            + "the server's sampled ids, " + sampled.unmatched() + " re-tokenized (re-rendered by the template)");
+        lastExactness = new int[] {sampled.matched(), sampled.unmatched()};
+      }
       if (examples.isEmpty()) {
         return new RsftStepResult(req.checkpointRef(), reward, 0, episodes.size(), 0, 0.0,
             rolloutsRef);
@@ -154,6 +170,12 @@ public class WeightActivitiesImpl implements WeightActivities {
     HfModel hf = (HfModel) model; // VllmRollouts refuses a builtin checkpoint first
     return runtime.vllm().with(runtime.store(), req.checkpointRef(), req.episodes().rollouts(),
         (p, c) -> hf.tokenLogProbs(p, c), fn);
+  }
+
+  /** {@code ex} with the server's sampled ids on its trained parts ({@link SampledTokens}). */
+  private static SftExample exact(SampledTokens sampled, SftExample ex, HfModel model) {
+    List<Integer> eos = model.tokenizer().eosIds();
+    return sampled.exact(ex, model.chatTemplate().eosToken(), eos.isEmpty() ? -1 : eos.get(0));
   }
 
   /** The model an RSFT step samples from and trains, as its checkpoint's kind says. */

@@ -120,8 +120,11 @@ class VllmRolloutsTest {
       RsftStepResult r = weights.rsftStep(new RsftStepRequest(TASK, ckpt, harness, s, sampler.next(16), 8,
           0.5, 16, 1e-3, Seeds.mix(11, s), settings));
       ckpt = r.checkpointRef();
-      System.out.printf("vLLM RSFT step %d: %d/%d accepted (%.1f s)%n", s, r.accepted(), r.rollouts(),
-          (System.nanoTime() - t0) / 1e9);
+      int[] exact = weights.lastExactness;
+      System.out.printf("vLLM RSFT step %d: %d/%d accepted, %d trained parts on sampled ids, %d re-tokenized (%.1f s)%n",
+          s, r.accepted(), r.rollouts(), exact[0], exact[1], (System.nanoTime() - t0) / 1e9);
+      // a completion harness: every trained part is a sampled completion, trained on its ids
+      assertTrue(exact[0] > 0 && exact[1] == 0, java.util.Arrays.toString(exact));
     }
     double after = eval.evaluate(new EvalRequest(TASK, ckpt, harness, "test", 8, 5, settings, "after"))
         .meanAtK();

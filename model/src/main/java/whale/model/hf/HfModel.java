@@ -375,7 +375,8 @@ public final class HfModel implements Policy {
     List<int[]> tokens = new ArrayList<>();
     int n = 0;
     for (int part = 0; part < ex.parts().size(); part++) {
-      int[] t = part == 0 ? promptIds(ex.parts().get(0)) : tokenizer.encodeContinuation(ex.parts().get(part));
+      int[] t = ex.sampledIds(part) != null ? ex.sampledIds(part) // exactly what the server sampled
+          : part == 0 ? promptIds(ex.parts().get(0)) : tokenizer.encodeContinuation(ex.parts().get(part));
       tokens.add(t);
       n += t.length;
     }

@@ -61,6 +61,7 @@ public final class VllmGenerator implements Generator, AutoCloseable {
   private final Duration retryFor;
   private final ExecutorService pool;
   private final AtomicInteger next = new AtomicInteger();
+  private volatile whale.model.SampledTokens sampled;
   private final AtomicInteger completions = new AtomicInteger();
   private final AtomicInteger retokenizedOtherwise = new AtomicInteger();
 
@@ -145,6 +146,10 @@ public final class VllmGenerator implements Generator, AutoCloseable {
     var call = new VllmClient.Call(model, ids, maxNew, temperature, params.topK(), r.seed(),
         r.chat() ? List.of() : stopStrings, false);
     VllmClient.Sample s = send(call);
+    whale.model.SampledTokens sink = sampled;
+    if (sink != null) {
+      sink.put(r.prompt(), s.text(), s.tokenIds());
+    }
     completions.incrementAndGet();
     if (!Arrays.equals(tokenizer.encodeContinuation(s.text()), withoutEos(s.tokenIds()))) {
       retokenizedOtherwise.incrementAndGet();
@@ -178,6 +183,11 @@ public final class VllmGenerator implements Generator, AutoCloseable {
     } finally {
       inFlight.release();
     }
+  }
+
+  /** From now on, every completion's sampled ids go to {@code sink} (for token-exact RSFT). */
+  public void recordInto(whale.model.SampledTokens sink) {
+    this.sampled = sink;
   }
 
   /**
