@@ -142,17 +142,27 @@ class VllmRolloutsTest {
 
   @Test
   @Order(2)
-  void aRestartedServerGetsTheAdapterLoadedAndProbedAgain() throws IOException {
+  void aServerKilledInTheMiddleOfAnEvaluationComesBackAndTheEvaluationEqualsAnUninterruptedOne()
+      throws Exception {
     String ckpt = lastCheckpoint != null ? lastCheckpoint : base();
+    // the same sampling under two memo keys (the request timeout is in the key, not in the samples)
+    EpisodeSettings again = new EpisodeSettings(0.7, 20, 16, 60, null,
+        new Rollouts(Rollouts.Backend.VLLM, List.of(server.url()), 180, 8, null, null));
+    var uninterrupted = eval.evaluate(new EvalRequest(TASK, ckpt, harness, "test", 8, 6, settings, "whole"));
     int starts = server.starts();
+    var interrupted = java.util.concurrent.CompletableFuture.supplyAsync(() ->
+        eval.evaluate(new EvalRequest(TASK, ckpt, harness, "test", 8, 6, again, "killed")));
+    Thread.sleep(8000); // some episodes done, most to come
     server.kill();
     server.awaitRestarted(starts + 1, Duration.ofMinutes(5));
-    assertTrue(!names(server.client()).contains(VllmRollouts.adapterName(ckpt)), "a fresh server has no adapters");
-    // another seed: not the memo of the first test's evaluation
-    double m = eval.evaluate(new EvalRequest(TASK, ckpt, harness, "test", 8, 6, settings, "after restart"))
-        .meanAtK();
-    System.out.printf("vLLM after a restart: held-out mean@8 %.3f%n", m);
+    var r = interrupted.get(10, java.util.concurrent.TimeUnit.MINUTES);
+    System.out.printf("vLLM killed mid-evaluation: mean@8 %.3f, uninterrupted %.3f; traces %s / %s%n",
+        r.meanAtK(), uninterrupted.meanAtK(), r.tracesRef(), uninterrupted.tracesRef());
+    // every request carries its own seed and is resent whole: the same completions, episode for episode
+    assertEquals(uninterrupted.tracesRef(), r.tracesRef());
+    assertEquals(uninterrupted.meanAtK(), r.meanAtK());
     if (!ckpt.equals(base())) {
+      // the restarted server had no adapters: it was loaded (and probed) again before the retries
       assertTrue(names(server.client()).contains(VllmRollouts.adapterName(ckpt)), names(server.client()).toString());
     }
   }
