@@ -152,7 +152,8 @@ class VllmRolloutsTest {
     int starts = server.starts();
     var interrupted = java.util.concurrent.CompletableFuture.supplyAsync(() ->
         eval.evaluate(new EvalRequest(TASK, ckpt, harness, "test", 8, 6, again, "killed")));
-    Thread.sleep(8000); // some episodes done, most to come
+    Thread.sleep(8000); // some episodes done, most to come (the whole evaluation takes about 40 s)
+    assertTrue(!interrupted.isDone(), "the kill must land in the middle of the evaluation");
     server.kill();
     server.awaitRestarted(starts + 1, Duration.ofMinutes(5));
     var r = interrupted.get(10, java.util.concurrent.TimeUnit.MINUTES);
