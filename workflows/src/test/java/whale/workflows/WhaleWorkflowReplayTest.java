@@ -24,6 +24,12 @@ import org.junit.jupiter.params.provider.MethodSource;
  * {@code limits-after-pause/} are runs recorded (with the fast tier's fake activities) before the
  * phases re-checked their limits after a pause: each phase paused at a boundary and, its budget or
  * harness maximum lowered meanwhile, made one more step or iteration; the versioned fix replays them.
+ * {@code continue-as-new/} is SchedulesTest's run that continues as new after every unit of work
+ * (its last run, started from the carried state, and that run's weight phase, itself continued),
+ * recorded while the state and the phase inputs were flat records; {@code state-records/} holds
+ * the same run and WhaleWorkflowTest's full run recorded with the grouped records (Counters, Model,
+ * RunRecord, Controls, the phases' Plan). The flat inputs still read (see StateShapesTest); the
+ * commands did not change, and a replay compares commands by kind, id and type, not payloads.
  */
 class WhaleWorkflowReplayTest {
   static final List<String> SCHEDULES = List.of("whale", "whale-adaptive", "weight-only",
