@@ -56,8 +56,33 @@ class WhaleWorkflowReplayTest {
     // Phase children's ids derive from the parent's, so replay under the recorded workflow id
     // (the file name, with '/' written as '_').
     String id = history.getFileName().toString().replaceFirst("\\.json$", "").replace('_', '/');
-    WorkflowReplayer.replayWorkflowExecution(
-        WorkflowExecutionHistory.fromJson(Files.readString(history), id), WhaleWorkflowImpl.class,
+    WorkflowExecutionHistory h = WorkflowExecutionHistory.fromJson(Files.readString(history), id);
+    try {
+      replay(h);
+    } catch (Exception e) {
+      // Temporal's deadlock detector gives a workflow task one wall-clock second; on a loaded
+      // machine (load 8-9 on 2 cores) Jackson building its first deserializers in this JVM took
+      // longer. That is the machine, not the history: replay once more, now warm. A real
+      // nondeterminism fails both times.
+      if (!causedByDeadlockDetector(e)) {
+        throw e;
+      }
+      replay(h);
+    }
+  }
+
+  private static void replay(WorkflowExecutionHistory h) throws Exception {
+    WorkflowReplayer.replayWorkflowExecution(h, WhaleWorkflowImpl.class,
         WeightPhaseWorkflowImpl.class, HarnessSearchWorkflowImpl.class, ComparisonWorkflowImpl.class);
+  }
+
+  private static boolean causedByDeadlockDetector(Throwable e) {
+    for (Throwable c = e; c != null; c = c.getCause()) {
+      if (c.getClass().getSimpleName().equals("PotentialDeadlockException")
+          || String.valueOf(c.getMessage()).contains("PotentialDeadlockException")) {
+        return true;
+      }
+    }
+    return false;
   }
 }
