@@ -94,7 +94,7 @@ public class WhaleWorkflowImpl implements WhaleWorkflow {
       if (stopRequested) {
         break;
       }
-      PhasePlanner.Phase next = limits.planner(spec.schedule())
+      PhasePlanner.Phase next = limits.planner(spec.scheduleKind())
           .next(new PhasePlanner.Progress(round, steps, lastPhase));
       if (next.kind() == PhasePlanner.Kind.DONE) {
         break;
@@ -440,7 +440,7 @@ public class WhaleWorkflowImpl implements WhaleWorkflow {
     if (limits == null) {
       throw new IllegalStateException("the run has not started its schedule yet");
     }
-    List<String> problems = limits.problems(a, spec.schedule(), steps);
+    List<String> problems = limits.problems(a, spec.scheduleKind(), steps);
     if (!problems.isEmpty()) {
       throw new IllegalArgumentException(String.join("; ", problems));
     }
