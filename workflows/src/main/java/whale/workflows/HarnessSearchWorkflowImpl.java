@@ -21,19 +21,20 @@ public class HarnessSearchWorkflowImpl extends PhaseControls implements HarnessS
   @Override
   public HarnessSearchResult run(HarnessSearchInput in) {
     ExperimentSpec spec = in.spec();
-    start(in.limits(), in.paused(), in.switchRequested(), in.stopRequested());
+    HarnessSearchInput.Plan plan = in.plan();
+    start(in.limits(), in.controls());
     TaskRef task = TaskRef.of(spec);
     EpisodeSettings episodes = EpisodeSettings.of(spec);
     String phaseId = Workflow.getInfo().getWorkflowId();
     // The archive directory (named by the phase id) and the scoring seed are the phase's, whichever
     // run of it is current.
-    long scoreSeed = Seeds.mix(spec.seed(), SeedStreams.HARNESS_SCORE, in.round());
-    List<ArchiveEntry> archive = new ArrayList<>(in.archive());
+    long scoreSeed = Seeds.mix(spec.seed(), SeedStreams.HARNESS_SCORE, plan.round());
+    List<ArchiveEntry> archive = new ArrayList<>(in.search().archive());
     List<RunEvent> events = new ArrayList<>(in.events());
     long rollouts = in.rollouts();
-    int iteration = in.iteration();
-    double best = in.best();
-    int bestIteration = in.bestIteration();
+    int iteration = in.search().iteration();
+    double best = in.search().best();
+    int bestIteration = in.search().bestIteration();
     int seq = in.progressSeq();
     String endedBy;
 
@@ -41,10 +42,10 @@ public class HarnessSearchWorkflowImpl extends PhaseControls implements HarnessS
       // Iteration 1: the incoming harness re-scored under the new weights.
       iteration = 1;
       MeanAtKResult s = score(spec, task, episodes, in.checkpointRef(), in.incoming(), scoreSeed,
-          in.round(), 1);
+          plan.round(), 1);
       rollouts += s.rollouts();
       archive.add(new ArchiveEntry(1, in.incoming(), s));
-      RunEvent e = RunEvent.candidate(in.round(), 1, rollouts, in.incoming().name(), s.meanAtK(),
+      RunEvent e = RunEvent.candidate(plan.round(), 1, rollouts, in.incoming().name(), s.meanAtK(),
           s.meanTurns(), in.incoming().sourceRef(), null);
       events.add(e);
       best = s.meanAtK();
@@ -53,8 +54,8 @@ public class HarnessSearchWorkflowImpl extends PhaseControls implements HarnessS
     }
 
     for (int thisRun = 0; ; thisRun++) {
-      if (!more(in, iteration, bestIteration)) {
-        endedBy = endedByRule(in, iteration);
+      if (!more(plan, iteration, bestIteration)) {
+        endedBy = endedByRule(plan, iteration);
         break;
       }
       // Checked after an iteration: a switched search has still re-scored the incoming harness.
@@ -73,33 +74,33 @@ public class HarnessSearchWorkflowImpl extends PhaseControls implements HarnessS
       }
       // A rule adjusted while the search was held here applies now, not after one more iteration.
       // Versioned (asked only when it matters): a history recorded before the fix ran that iteration.
-      if (!more(in, iteration, bestIteration)
+      if (!more(plan, iteration, bestIteration)
           && Workflow.getVersion("limits-after-pause", Workflow.DEFAULT_VERSION, 1) >= 1) {
-        endedBy = endedByRule(in, iteration);
+        endedBy = endedByRule(plan, iteration);
         break;
       }
       if (PhaseReporter.continueAsNewDue(spec, thisRun)) {
         Workflow.await(Workflow::isEveryHandlerFinished);
-        Workflow.continueAsNew(new HarnessSearchInput(spec, in.round(), in.iterations(),
-            in.adaptive(), in.promptOnly(), limits, in.checkpointRef(), in.incoming(), rollouts,
-            archive, iteration, best, bestIteration, events, paused, switchRequested, stopRequested,
-            seq));
+        Workflow.continueAsNew(new HarnessSearchInput(spec, plan, limits, in.checkpointRef(),
+            in.incoming(), rollouts, new HarnessSearchInput.Search(archive, iteration, best,
+                bestIteration), events, controls(), seq));
       }
 
       int it = ++iteration;
       List<CandidateInfo> candidates = WorkflowStubs.harness(String.format(Locale.ROOT,
           "propose %d candidates (round %d, iteration %d)%s",
-          spec.harness().candidatesPerIteration(), in.round(), it, in.promptOnly() ? ", prompt only" : ""))
+          spec.harness().candidatesPerIteration(), plan.round(), it,
+          plan.promptOnly() ? ", prompt only" : ""))
           .propose(new ProposeRequest(task, spec.harness().proposerKind(), phaseId, it,
               spec.harness().candidatesPerIteration(),
-              Seeds.mix(spec.seed(), SeedStreams.PROPOSE, in.round(), it), List.copyOf(archive),
-              spec.harness(), in.promptOnly(), in.incoming().sourceRef()));
+              Seeds.mix(spec.seed(), SeedStreams.PROPOSE, plan.round(), it), List.copyOf(archive),
+              spec.harness(), plan.promptOnly(), in.incoming().sourceRef()));
       // Candidates are scored in parallel: eval workers can take them side by side.
       List<Promise<MeanAtKResult>> scores = new ArrayList<>();
       for (CandidateInfo c : candidates) {
         scores.add(c.valid()
             ? Async.function(() -> score(spec, task, episodes, in.checkpointRef(), c, scoreSeed,
-                in.round(), it))
+                plan.round(), it))
             : null);
       }
       for (int i = 0; i < candidates.size(); i++) {
@@ -113,7 +114,7 @@ public class HarnessSearchWorkflowImpl extends PhaseControls implements HarnessS
           }
         }
         archive.add(new ArchiveEntry(it, c, s));
-        RunEvent e = RunEvent.candidate(in.round(), it, rollouts, c.name(),
+        RunEvent e = RunEvent.candidate(plan.round(), it, rollouts, c.name(),
             s == null ? null : s.meanAtK(), s == null ? null : s.meanTurns(), c.sourceRef(),
             c.valid() ? null : c.error());
         events.add(e);
@@ -131,22 +132,22 @@ public class HarnessSearchWorkflowImpl extends PhaseControls implements HarnessS
     }
     ParetoAcceptance.Scored winner = ParetoAcceptance.pick(scored);
     ArchiveEntry w = archive.get(winner.order());
-    events.add(RunEvent.accept(in.round(), w.iteration(), rollouts, w.candidate().name(),
+    events.add(RunEvent.accept(plan.round(), w.iteration(), rollouts, w.candidate().name(),
         winner.success(), winner.meanTurns(), w.candidate().sourceRef()));
     return new HarnessSearchResult(w.candidate(), w.iteration(), winner.success(),
         winner.meanTurns(), iteration, rollouts, List.copyOf(events), endedBy);
   }
 
   /** Whether another iteration follows, under the current limits. */
-  private boolean more(HarnessSearchInput in, int iteration, int bestIteration) {
-    return in.adaptive()
+  private boolean more(HarnessSearchInput.Plan plan, int iteration, int bestIteration) {
+    return plan.adaptive()
         ? limits.harness().continues(iteration, bestIteration)
-        : iteration < in.iterations();
+        : iteration < plan.iterations();
   }
 
   /** Why the search ended when {@link #more} said no. */
-  private String endedByRule(HarnessSearchInput in, int iteration) {
-    return in.adaptive() && iteration < limits.harness().maxIterations() ? "patience" : "length";
+  private String endedByRule(HarnessSearchInput.Plan plan, int iteration) {
+    return plan.adaptive() && iteration < limits.harness().maxIterations() ? "patience" : "length";
   }
 
   private static MeanAtKResult score(ExperimentSpec spec, TaskRef task, EpisodeSettings episodes,

@@ -14,12 +14,20 @@ abstract class PhaseControls {
   protected boolean switchRequested;
   protected boolean stopRequested;
 
-  /** Takes the limits and the flags a phase (or its previous run) was started with. */
-  protected void start(Limits initial, boolean wasPaused, boolean wasSwitched, boolean wasStopped) {
+  /**
+   * Takes the limits and the controls a phase (or its previous run) was started with; a signal
+   * handled before the run began keeps its effect.
+   */
+  protected void start(Limits initial, Controls was) {
     limits = initial;
-    paused |= wasPaused;
-    switchRequested |= wasSwitched;
-    stopRequested |= wasStopped;
+    paused |= was.paused();
+    switchRequested |= was.switchRequested();
+    stopRequested |= was.stopRequested();
+  }
+
+  /** The controls as they stand, to carry into the next run. */
+  protected Controls controls() {
+    return new Controls(paused, switchRequested, stopRequested);
   }
 
   public void pause() {

@@ -4,6 +4,7 @@ import io.temporal.workflow.Workflow;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import whale.workflows.activities.CandidateInfo;
 import whale.workflows.activities.EpisodeSettings;
 import whale.workflows.activities.RsftStepRequest;
 import whale.workflows.activities.RsftStepResult;
@@ -18,18 +19,20 @@ public class WeightPhaseWorkflowImpl extends PhaseControls implements WeightPhas
   @Override
   public WeightPhaseResult run(WeightPhaseInput in) {
     ExperimentSpec spec = in.spec();
-    start(in.limits(), in.paused(), in.switchRequested(), in.stopRequested());
+    WeightPhaseInput.Plan plan = in.plan();
+    start(in.limits(), in.controls());
     TaskRef task = TaskRef.of(spec);
     EpisodeSettings episodes = EpisodeSettings.of(spec);
     PersistentSampler sampler = new PersistentSampler(spec.data().weightProblems(),
-        Seeds.mix(spec.seed(), SeedStreams.SAMPLER), in.sampler());
-    String checkpoint = in.checkpointRef();
-    int steps = in.steps();
-    long rollouts = in.rollouts();
-    long testRollouts = in.testRollouts();
+        Seeds.mix(spec.seed(), SeedStreams.SAMPLER), in.model().sampler());
+    CandidateInfo harness = in.model().harness();
+    String checkpoint = in.model().checkpointRef();
+    int steps = in.spent().steps();
+    long rollouts = in.spent().rollouts();
+    long testRollouts = in.spent().testRollouts();
     PatienceRule.State patience = in.patience();
-    List<RunEvent> events = new ArrayList<>(in.events());
-    List<RunEvent> evaluations = new ArrayList<>(in.evaluations());
+    List<RunEvent> events = new ArrayList<>(in.record().events());
+    List<RunEvent> evaluations = new ArrayList<>(in.record().evaluations());
     int seq = in.progressSeq();
     Retention retention = in.retention();
     int evalEvery = evalEverySteps(spec, limits.stepsPerEpoch());
@@ -37,7 +40,7 @@ public class WeightPhaseWorkflowImpl extends PhaseControls implements WeightPhas
     String endedBy;
 
     for (int stepsThisRun = 0; ; stepsThisRun++) {
-      String limitReached = limitReached(in, steps);
+      String limitReached = limitReached(plan, steps);
       if (limitReached != null) {
         endedBy = limitReached;
         break;
@@ -49,7 +52,7 @@ public class WeightPhaseWorkflowImpl extends PhaseControls implements WeightPhas
       }
       // Limits adjusted while the phase was held here apply now, not after one more step. Versioned
       // (asked only when it matters): a history recorded before the fix made that step.
-      limitReached = limitReached(in, steps);
+      limitReached = limitReached(plan, steps);
       if (limitReached != null
           && Workflow.getVersion("limits-after-pause", Workflow.DEFAULT_VERSION, 1) >= 1) {
         endedBy = limitReached;
@@ -57,22 +60,23 @@ public class WeightPhaseWorkflowImpl extends PhaseControls implements WeightPhas
       }
       if (PhaseReporter.continueAsNewDue(spec, stepsThisRun)) {
         Workflow.await(Workflow::isEveryHandlerFinished);
-        Workflow.continueAsNew(new WeightPhaseInput(spec, in.round(), in.stepLimit(), in.adaptive(),
-            limits, in.harness(), checkpoint, steps, sampler.position(), rollouts, testRollouts,
-            patience, events, evaluations, paused, switchRequested, stopRequested, seq, retention));
+        Workflow.continueAsNew(new WeightPhaseInput(spec, plan, limits,
+            new Model(checkpoint, harness, sampler.position()),
+            new Counters(steps, rollouts, testRollouts), patience,
+            new RunRecord(events, evaluations), controls(), seq, retention));
       }
 
       List<Integer> batch = sampler.next(spec.rsft().promptsPerStep());
       int step = steps + 1;
       RsftStepResult r = WorkflowStubs.weight(String.format(Locale.ROOT,
-          "RSFT step %d/%d (round %d)", step, limits.budgetSteps(), in.round()))
-          .rsftStep(new RsftStepRequest(task, checkpoint, in.harness().sourceRef(), step, batch,
+          "RSFT step %d/%d (round %d)", step, limits.budgetSteps(), plan.round()))
+          .rsftStep(new RsftStepRequest(task, checkpoint, harness.sourceRef(), step, batch,
               spec.rsft().samplesPerPrompt(), spec.rsft().acceptThreshold(), spec.rsft().minibatch(),
               spec.rsft().learningRate(), Seeds.mix(spec.seed(), SeedStreams.STEP, step), episodes));
       steps = step;
       checkpoint = r.checkpointRef();
       rollouts += r.rollouts();
-      RunEvent e = RunEvent.step(in.round(), steps, rollouts, r.trainReward(), r.accepted(), r.loss(),
+      RunEvent e = RunEvent.step(plan.round(), steps, rollouts, r.trainReward(), r.accepted(), r.loss(),
           checkpoint);
       events.add(e);
       PhaseReporter.report(new PhaseProgress(phaseId, ++seq, e, steps, 0, rollouts, testRollouts,
@@ -83,8 +87,8 @@ public class WeightPhaseWorkflowImpl extends PhaseControls implements WeightPhas
       }
 
       if (evalEvery > 0 && steps % evalEvery == 0) {
-        SeedStreams.Evaluated t = SeedStreams.testEval(spec, "weight", in.round(), steps, rollouts,
-            checkpoint, in.harness().sourceRef(),
+        SeedStreams.Evaluated t = SeedStreams.testEval(spec, "weight", plan.round(), steps, rollouts,
+            checkpoint, harness.sourceRef(),
             String.format(Locale.ROOT, "step %d (%.2f epochs)", steps, steps / (double) limits.stepsPerEpoch()));
         testRollouts += t.rollouts();
         evaluations.add(t.event());
@@ -97,7 +101,7 @@ public class WeightPhaseWorkflowImpl extends PhaseControls implements WeightPhas
       }
       // after the step's evaluation, so a step that became the best is never released first
       retention = WorkflowStubs.retain(retention);
-      if (in.adaptive() && limits.patienceRule().fires(patience)) {
+      if (plan.adaptive() && limits.patienceRule().fires(patience)) {
         endedBy = "patience";
         break;
       }
@@ -111,8 +115,8 @@ public class WeightPhaseWorkflowImpl extends PhaseControls implements WeightPhas
   }
 
   /** "budget" or "length" once {@code steps} reach the phase's limit under the current limits, else null. */
-  private String limitReached(WeightPhaseInput in, int steps) {
-    int limit = in.adaptive() ? limits.budgetSteps() : Math.min(in.stepLimit(), limits.budgetSteps());
+  private String limitReached(WeightPhaseInput.Plan plan, int steps) {
+    int limit = plan.adaptive() ? limits.budgetSteps() : Math.min(plan.stepLimit(), limits.budgetSteps());
     return steps < limit ? null : steps >= limits.budgetSteps() ? "budget" : "length";
   }
 

@@ -16,7 +16,6 @@ import whale.workflows.activities.BaseModelRequest;
 import whale.workflows.activities.CandidateInfo;
 import whale.workflows.activities.TaskRef;
 import whale.workflows.schedule.Limits;
-import whale.workflows.schedule.PatienceRule;
 import whale.workflows.schedule.PersistentSampler;
 import whale.workflows.schedule.PhasePlanner;
 import whale.workflows.schedule.Retention;
@@ -31,34 +30,30 @@ import whale.workflows.schedule.Seeds;
  */
 public class WhaleWorkflowImpl implements WhaleWorkflow {
   /** A control to pass to the running phase: a signal name and, for "limits", the new limits. */
-  private record Control(String signal, Limits limits) {}
+  private record Forward(String signal, Limits limits) {}
 
-  private ExperimentSpec spec;
+  // The run's state: what continue-as-new carries over (see WhaleState), as the same records.
   private Limits limits;
-  private String phase = "starting";
-  private PhasePlanner.Kind lastPhase;
-  private boolean paused;
-  private boolean stopRequested;
-  private boolean switchRequested;
-  private boolean ended;
   private int round;
-  private int steps;
-  private int harnessIteration;
-  private long rollouts;
-  private long testRollouts;
-  private String checkpointRef;
-  private CandidateInfo harness;
-  private PersistentSampler.Position sampler = PersistentSampler.Position.START;
-  private double baseMeanAt8 = Double.NaN;
+  private PhasePlanner.Kind lastPhase;
+  private Counters spent = Counters.ZERO;
+  private Model model = new Model(null, null, PersistentSampler.Position.START);
   private List<RunEvent> events = new ArrayList<>();
   private List<RunEvent> evaluations = new ArrayList<>();
+  private Controls controls = Controls.NONE;
   private int continuedAsNew;
-  private String phaseWorkflowId;
-  private int progressSeq;
   /** Null in a run recorded before checkpoint retention: it keeps every checkpoint, as it did. */
   private Retention retention;
+
+  // This run's own: derived from the spec, the state or the phase now running.
+  private ExperimentSpec spec;
   private boolean retaining;
-  private final Deque<Control> controls = new ArrayDeque<>();
+  private String phase = "starting";
+  private boolean ended;
+  private int harnessIteration;
+  private String phaseWorkflowId;
+  private int progressSeq;
+  private final Deque<Forward> toForward = new ArrayDeque<>();
   /** Why recent signal payloads were ignored (signals cannot be refused, so the status says). */
   private final Deque<String> rejected = new ArrayDeque<>();
   private static final int KEPT_REJECTIONS = 20;
@@ -90,12 +85,12 @@ public class WhaleWorkflowImpl implements WhaleWorkflow {
     retention = WorkflowStubs.retain(retention);
 
     for (int phasesThisRun = 0; ; phasesThisRun++) {
-      Workflow.await(() -> !paused || stopRequested);
-      if (stopRequested) {
+      Workflow.await(() -> !controls.paused() || controls.stopRequested());
+      if (controls.stopRequested()) {
         break;
       }
       PhasePlanner.Phase next = limits.planner(spec.scheduleKind())
-          .next(new PhasePlanner.Progress(round, steps, lastPhase));
+          .next(new PhasePlanner.Progress(round, spent.steps(), lastPhase));
       if (next.kind() == PhasePlanner.Kind.DONE) {
         break;
       }
@@ -109,7 +104,8 @@ public class WhaleWorkflowImpl implements WhaleWorkflow {
       } else {
         harnessPhase(next);
       }
-      switchRequested = false; // a switch signalled between phases applied to the phase just run
+      // a switch signalled between phases applied to the phase just run
+      controls = controls.withSwitch(false);
       lastPhase = next.kind();
       evaluateTest("round " + round + " " + phase + " end");
       retention = WorkflowStubs.retain(retention);
@@ -117,42 +113,42 @@ public class WhaleWorkflowImpl implements WhaleWorkflow {
     ended = true;
     enterPhase("done");
     RunEvent best = best();
-    return new WhaleResult(spec.name(), spec.schedule(), baseMeanAt8, best.meanAt8(), label(best),
-        best.rollouts(), rollouts, testRollouts, round, steps, stopRequested, checkpointRef,
-        harness.sourceRef(), harness.name(), List.copyOf(evaluations),
+    return new WhaleResult(spec.name(), spec.schedule(), evaluations.get(0).meanAt8(),
+        best.meanAt8(), label(best), best.rollouts(), spent.rollouts(), spent.testRollouts(), round,
+        spent.steps(), controls.stopRequested(), model.checkpointRef(), model.harness().sourceRef(),
+        model.harness().name(), List.copyOf(evaluations),
         retention == null ? List.of() : retention.deferred());
   }
 
   /** Pretrain the base model, write h0, evaluate both: the reference every schedule starts from. */
   private void startBase() {
     enterPhase("base");
-    checkpointRef = WorkflowStubs.weight("pretrain the base model")
+    model = model.withCheckpoint(WorkflowStubs.weight("pretrain the base model")
         .prepareBaseModel(BaseModelRequest.of(spec, TaskRef.of(spec),
-            Seeds.mix(spec.seed(), SeedStreams.PRETRAIN)));
+            Seeds.mix(spec.seed(), SeedStreams.PRETRAIN))));
     if (retaining) {
       retention = Retention.start(Workflow.getInfo().getWorkflowId(), spec.checkpoints().keepLast(),
-          checkpointRef);
+          model.checkpointRef());
     }
-    harness = WorkflowStubs.harness("write the initial harness h0").initialHarness(TaskRef.of(spec),
-        spec.harness().initialForm());
-    if (!harness.valid()) {
+    model = model.withHarness(WorkflowStubs.harness("write the initial harness h0")
+        .initialHarness(TaskRef.of(spec), spec.harness().initialForm()));
+    if (!model.harness().valid()) {
       throw ApplicationFailure.newNonRetryableFailure(
-          "the task's initial harness is invalid: " + harness.error(), "InvalidHarness");
+          "the task's initial harness is invalid: " + model.harness().error(), "InvalidHarness");
     }
-    evaluateTest("base");
-    baseMeanAt8 = evaluations.get(0).meanAt8();
+    evaluateTest("base"); // the first evaluation: the run's base mean@k
   }
 
   private void weightPhase(PhasePlanner.Phase p) {
     enterPhase("weight");
-    controls.clear(); // the run never starts a phase while paused or stopping: nothing to pass on
+    toForward.clear(); // the run never starts a phase while paused or stopping: nothing to pass on
     String id = Workflow.getInfo().getWorkflowId() + "/r" + round + "-weight";
     WeightPhaseWorkflow child = Workflow.newChildWorkflowStub(WeightPhaseWorkflow.class,
         childOptions(id, String.format(Locale.ROOT, "weight phase, round %d (%s)", round,
             p.adaptiveWeight() ? "until patience" : "to step " + p.stepLimit())));
-    WeightPhaseInput in = new WeightPhaseInput(spec, round, p.stepLimit(), p.adaptiveWeight(), limits,
-        harness, checkpointRef, steps, sampler, rollouts, testRollouts, PatienceRule.State.START,
-        List.of(), List.of(), false, switchRequested, false, 0, retention);
+    WeightPhaseInput in = WeightPhaseInput.start(spec,
+        new WeightPhaseInput.Plan(round, p.stepLimit(), p.adaptiveWeight()), limits, model, spent,
+        controls.switchRequested(), retention);
     int eventsAt = events.size();
     int evaluationsAt = evaluations.size();
     WeightPhaseResult r = follow(id, Async.function(child::run, in), child);
@@ -160,34 +156,32 @@ public class WhaleWorkflowImpl implements WhaleWorkflow {
     truncate(eventsAt, evaluationsAt);
     events.addAll(r.events());
     evaluations.addAll(r.evaluations());
-    checkpointRef = r.checkpointRef();
+    model = new Model(r.checkpointRef(), model.harness(), r.sampler());
     if (retention != null) {
-      retention = r.retention().phaseEnd(checkpointRef);
+      retention = r.retention().phaseEnd(model.checkpointRef());
     }
-    steps = r.steps();
-    sampler = r.sampler();
-    rollouts = r.rollouts();
-    testRollouts = r.testRollouts();
+    spent = new Counters(r.steps(), r.rollouts(), r.testRollouts());
     publish();
   }
 
   private void harnessPhase(PhasePlanner.Phase p) {
     enterPhase("harness");
-    controls.clear();
+    toForward.clear();
     String id = Workflow.getInfo().getWorkflowId() + "/r" + round + "-harness";
     HarnessSearchWorkflow child = Workflow.newChildWorkflowStub(HarnessSearchWorkflow.class,
         childOptions(id, String.format(Locale.ROOT, "harness search, round %d (%s%s)", round,
             p.harnessRule() == null ? p.iterations() + " iterations" : "adaptive",
             p.promptOnly() ? ", prompt only" : "")));
-    HarnessSearchInput in = new HarnessSearchInput(spec, round, p.iterations(),
-        p.harnessRule() != null, p.promptOnly(), limits, checkpointRef, harness, rollouts, List.of(),
-        0, Double.NEGATIVE_INFINITY, 0, List.of(), false, switchRequested, false, 0);
+    HarnessSearchInput in = HarnessSearchInput.start(spec,
+        new HarnessSearchInput.Plan(round, p.iterations(), p.harnessRule() != null, p.promptOnly()),
+        limits, model.checkpointRef(), model.harness(), spent.rollouts(),
+        controls.switchRequested());
     int eventsAt = events.size();
     HarnessSearchResult r = follow(id, Async.function(child::run, in), child);
     truncate(eventsAt, evaluations.size());
     events.addAll(r.events());
-    harness = r.winner();
-    rollouts = r.rollouts();
+    model = model.withHarness(r.winner());
+    spent = spent.withRollouts(r.rollouts());
     harnessIteration = 0;
     publish();
   }
@@ -201,9 +195,9 @@ public class WhaleWorkflowImpl implements WhaleWorkflow {
     progressSeq = 0;
     Workflow.getWorkflowExecution(childStub).get(); // started: signals can reach it
     while (true) {
-      Workflow.await(() -> result.isCompleted() || !controls.isEmpty());
-      while (!controls.isEmpty() && !result.isCompleted()) {
-        Control c = controls.poll();
+      Workflow.await(() -> result.isCompleted() || !toForward.isEmpty());
+      while (!toForward.isEmpty() && !result.isCompleted()) {
+        Forward c = toForward.poll();
         try {
           if (c.limits() != null) {
             Workflow.newUntypedExternalWorkflowStub(id).signal(c.signal(), c.limits());
@@ -217,7 +211,7 @@ public class WhaleWorkflowImpl implements WhaleWorkflow {
         }
       }
       if (result.isCompleted()) {
-        controls.clear();
+        toForward.clear();
         phaseWorkflowId = null;
         return result.get();
       }
@@ -246,17 +240,18 @@ public class WhaleWorkflowImpl implements WhaleWorkflow {
     if (!evaluations.isEmpty()) {
       RunEvent last = evaluations.get(evaluations.size() - 1);
       if (last.round() == round && last.phase().equals(phase)
-          && last.checkpointRef().equals(checkpointRef) && last.harnessRef().equals(harness.sourceRef())) {
+          && last.checkpointRef().equals(model.checkpointRef())
+          && last.harnessRef().equals(model.harness().sourceRef())) {
         return;
       }
     }
-    SeedStreams.Evaluated t = SeedStreams.testEval(spec, round == 0 ? "base" : phase, round, steps,
-        rollouts, checkpointRef, harness.sourceRef(), label);
-    testRollouts += t.rollouts();
+    SeedStreams.Evaluated t = SeedStreams.testEval(spec, round == 0 ? "base" : phase, round,
+        spent.steps(), spent.rollouts(), model.checkpointRef(), model.harness().sourceRef(), label);
+    spent = spent.plusTestRollouts(t.rollouts());
     events.add(t.event());
     evaluations.add(t.event());
     if (retention != null) {
-      retention = retention.evaluated(checkpointRef, t.event().meanAt8());
+      retention = retention.evaluated(model.checkpointRef(), t.event().meanAt8());
     }
     publish();
   }
@@ -283,8 +278,8 @@ public class WhaleWorkflowImpl implements WhaleWorkflow {
     if (best != null) {
       Workflow.upsertTypedSearchAttributes(
           WhaleSearchAttributes.BEST_MEAN_AT_8.valueSet(best.meanAt8()),
-          WhaleSearchAttributes.ROLLOUTS.valueSet(rollouts));
-      Workflow.setCurrentDetails(RunTable.markdown(spec, evaluations, harness.name()));
+          WhaleSearchAttributes.ROLLOUTS.valueSet(spent.rollouts()));
+      Workflow.setCurrentDetails(RunTable.markdown(spec, evaluations, model.harness().name()));
     }
   }
 
@@ -293,39 +288,33 @@ public class WhaleWorkflowImpl implements WhaleWorkflow {
     Workflow.upsertTypedSearchAttributes(
         WhaleSearchAttributes.PHASE.valueSet(p),
         WhaleSearchAttributes.ROUND.valueSet((long) round),
-        WhaleSearchAttributes.ROLLOUTS.valueSet(rollouts));
+        WhaleSearchAttributes.ROLLOUTS.valueSet(spent.rollouts()));
   }
 
   private WhaleState snapshot() {
-    List<RunEvent> kept = events.size() <= WhaleState.KEPT_EVENTS ? events
-        : events.subList(events.size() - WhaleState.KEPT_EVENTS, events.size());
-    return new WhaleState(limits, round, steps, lastPhase, rollouts, testRollouts, checkpointRef,
-        harness, sampler, baseMeanAt8, List.copyOf(kept), List.copyOf(evaluations), paused,
-        stopRequested, continuedAsNew + 1, retention);
+    // A switch signalled between phases is not carried into the next run (it never was).
+    return new WhaleState(limits, round, lastPhase, spent, model,
+        RunRecord.of(events, evaluations, WhaleState.KEPT_EVENTS), controls.withSwitch(false),
+        continuedAsNew + 1, retention);
   }
 
   private void restore(WhaleState s) {
     limits = s.limits();
     round = s.round();
-    steps = s.steps();
     lastPhase = s.lastPhase();
-    rollouts = s.rollouts();
-    testRollouts = s.testRollouts();
-    checkpointRef = s.checkpointRef();
-    harness = s.harness();
-    sampler = s.sampler();
-    baseMeanAt8 = s.baseMeanAt8();
-    events = new ArrayList<>(s.events());
-    evaluations = new ArrayList<>(s.evaluations());
-    paused = s.paused();
-    stopRequested = s.stopRequested();
+    spent = s.spent();
+    model = s.model();
+    events = new ArrayList<>(s.record().events());
+    evaluations = new ArrayList<>(s.record().evaluations());
+    // pause and stop as the state has them; a switch signalled to this run before here stands
+    controls = s.controls().withSwitch(controls.switchRequested());
     continuedAsNew = s.continuedAsNew();
     retention = retaining ? s.retention() : null;
     if (retention == null && retaining && !evaluations.isEmpty()) {
       // continued as new from a run before retention: hold what its record still names, release
       // nothing it made before (those checkpoints are not known here)
       retention = Retention.start(Workflow.getInfo().getWorkflowId(), spec.checkpoints().keepLast(),
-          evaluations.get(0).checkpointRef()).phaseEnd(checkpointRef);
+          evaluations.get(0).checkpointRef()).phaseEnd(model.checkpointRef());
       for (RunEvent e : evaluations) {
         retention = retention.evaluated(e.checkpointRef(), e.meanAt8());
       }
@@ -338,30 +327,30 @@ public class WhaleWorkflowImpl implements WhaleWorkflow {
   /** Between phases (or before the first) the switch applies to the next phase, after its first unit. */
   @Override
   public void forcePhaseSwitch() {
-    if (!switchRequested && !ended) {
-      switchRequested = true;
+    if (!controls.switchRequested() && !ended) {
+      controls = controls.withSwitch(true);
       if (phaseWorkflowId != null) {
-        controls.add(new Control("forcePhaseSwitch", null));
+        toForward.add(new Forward("forcePhaseSwitch", null));
       }
     }
   }
 
   @Override
   public void pause() {
-    paused = true;
-    controls.add(new Control("pause", null));
+    controls = controls.withPaused(true);
+    toForward.add(new Forward("pause", null));
   }
 
   @Override
   public void resume() {
-    paused = false;
-    controls.add(new Control("resume", null));
+    controls = controls.withPaused(false);
+    toForward.add(new Forward("resume", null));
   }
 
   @Override
   public void stop() {
-    stopRequested = true;
-    controls.add(new Control("stop", null));
+    controls = controls.withStop();
+    toForward.add(new Forward("stop", null));
   }
 
   @Override
@@ -383,12 +372,11 @@ public class WhaleWorkflowImpl implements WhaleWorkflow {
       evaluations.add(p.event());
     }
     if (p.steps() > 0) {
-      steps = p.steps();
-      checkpointRef = p.checkpointRef();
+      model = model.withCheckpoint(p.checkpointRef());
     }
     harnessIteration = p.harnessIteration();
-    rollouts = p.rollouts();
-    testRollouts = Math.max(testRollouts, p.testRollouts());
+    spent = new Counters(p.steps() > 0 ? p.steps() : spent.steps(), p.rollouts(),
+        Math.max(spent.testRollouts(), p.testRollouts()));
     publish();
   }
 
@@ -407,16 +395,16 @@ public class WhaleWorkflowImpl implements WhaleWorkflow {
     if (ended) {
       throw new IllegalStateException("the run has ended; there is no phase to switch");
     }
-    if (stopRequested) {
+    if (controls.stopRequested()) {
       throw new IllegalStateException("the run is stopping; there is no phase to switch to");
     }
-    if (paused) {
+    if (controls.paused()) {
       throw new IllegalStateException("the run is paused: resume it before switching phases");
     }
     if (phaseWorkflowId == null) {
       throw new IllegalStateException("no phase is running (the run is in phase " + phase + ")");
     }
-    if (switchRequested) {
+    if (controls.switchRequested()) {
       throw new IllegalStateException("a switch of this " + phase + " phase is already pending");
     }
   }
@@ -434,13 +422,13 @@ public class WhaleWorkflowImpl implements WhaleWorkflow {
     if (ended) {
       throw new IllegalStateException("the run has ended; its limits can no longer change");
     }
-    if (stopRequested) {
+    if (controls.stopRequested()) {
       throw new IllegalStateException("the run is stopping; its limits can no longer change");
     }
     if (limits == null) {
       throw new IllegalStateException("the run has not started its schedule yet");
     }
-    List<String> problems = limits.problems(a, spec.scheduleKind(), steps);
+    List<String> problems = limits.problems(a, spec.scheduleKind(), spent.steps());
     if (!problems.isEmpty()) {
       throw new IllegalArgumentException(String.join("; ", problems));
     }
@@ -450,12 +438,12 @@ public class WhaleWorkflowImpl implements WhaleWorkflow {
   public String adjust(JsonNode payload) {
     limits = limits.adjusted(Payloads.read(payload, Adjustment.class)); // the validator accepted it
     if (phaseWorkflowId != null) {
-      controls.add(new Control("limits", limits));
+      toForward.add(new Forward("limits", limits));
     }
     return String.format(Locale.ROOT,
         "weight budget %d steps (%.2f epochs, %d done); patience %d steps; harness phases: at least "
             + "%d iterations, stop after %d without a better best, at most %d",
-        limits.budgetSteps(), limits.budgetSteps() / (double) limits.stepsPerEpoch(), steps,
+        limits.budgetSteps(), limits.budgetSteps() / (double) limits.stepsPerEpoch(), spent.steps(),
         limits.patienceSteps(), limits.harness().minIterations(), limits.harness().patience(),
         limits.harness().maxIterations());
   }
@@ -463,12 +451,13 @@ public class WhaleWorkflowImpl implements WhaleWorkflow {
   @Override
   public WhaleStatus status() {
     RunEvent best = best();
-    return new WhaleStatus(phase, paused, stopRequested, round, steps,
-        limits == null ? 0 : limits.budgetSteps(), harnessIteration, rollouts, testRollouts,
-        best == null ? Double.NaN : best.meanAt8(), label(best), best == null ? 0 : best.rollouts(),
-        checkpointRef, harness == null ? null : harness.sourceRef(),
-        harness == null ? null : harness.name(), phaseWorkflowId, continuedAsNew,
-        List.copyOf(rejected));
+    CandidateInfo harness = model.harness();
+    return new WhaleStatus(phase, controls.paused(), controls.stopRequested(), round, spent.steps(),
+        limits == null ? 0 : limits.budgetSteps(), harnessIteration, spent.rollouts(),
+        spent.testRollouts(), best == null ? Double.NaN : best.meanAt8(), label(best),
+        best == null ? 0 : best.rollouts(), model.checkpointRef(),
+        harness == null ? null : harness.sourceRef(), harness == null ? null : harness.name(),
+        phaseWorkflowId, continuedAsNew, List.copyOf(rejected));
   }
 
   @Override

@@ -24,6 +24,12 @@ import org.junit.jupiter.params.provider.MethodSource;
  * {@code limits-after-pause/} are runs recorded (with the fast tier's fake activities) before the
  * phases re-checked their limits after a pause: each phase paused at a boundary and, its budget or
  * harness maximum lowered meanwhile, made one more step or iteration; the versioned fix replays them.
+ * {@code continue-as-new/} is SchedulesTest's run that continues as new after every unit of work
+ * (its last run, started from the carried state, and that run's weight phase, itself continued),
+ * recorded while the state and the phase inputs were flat records; {@code state-records/} holds
+ * the same run and WhaleWorkflowTest's full run recorded with the grouped records (Counters, Model,
+ * RunRecord, Controls, the phases' Plan). The flat inputs still read (see StateShapesTest); the
+ * commands did not change, and a replay compares commands by kind, id and type, not payloads.
  */
 class WhaleWorkflowReplayTest {
   static final List<String> SCHEDULES = List.of("whale", "whale-adaptive", "weight-only",
@@ -50,8 +56,33 @@ class WhaleWorkflowReplayTest {
     // Phase children's ids derive from the parent's, so replay under the recorded workflow id
     // (the file name, with '/' written as '_').
     String id = history.getFileName().toString().replaceFirst("\\.json$", "").replace('_', '/');
-    WorkflowReplayer.replayWorkflowExecution(
-        WorkflowExecutionHistory.fromJson(Files.readString(history), id), WhaleWorkflowImpl.class,
+    WorkflowExecutionHistory h = WorkflowExecutionHistory.fromJson(Files.readString(history), id);
+    try {
+      replay(h);
+    } catch (Exception e) {
+      // Temporal's deadlock detector gives a workflow task one wall-clock second; on a loaded
+      // machine (load 8-9 on 2 cores) Jackson building its first deserializers in this JVM took
+      // longer. That is the machine, not the history: replay once more, now warm. A real
+      // nondeterminism fails both times.
+      if (!causedByDeadlockDetector(e)) {
+        throw e;
+      }
+      replay(h);
+    }
+  }
+
+  private static void replay(WorkflowExecutionHistory h) throws Exception {
+    WorkflowReplayer.replayWorkflowExecution(h, WhaleWorkflowImpl.class,
         WeightPhaseWorkflowImpl.class, HarnessSearchWorkflowImpl.class, ComparisonWorkflowImpl.class);
+  }
+
+  private static boolean causedByDeadlockDetector(Throwable e) {
+    for (Throwable c = e; c != null; c = c.getCause()) {
+      if (c.getClass().getSimpleName().equals("PotentialDeadlockException")
+          || String.valueOf(c.getMessage()).contains("PotentialDeadlockException")) {
+        return true;
+      }
+    }
+    return false;
   }
 }
