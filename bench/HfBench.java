@@ -29,7 +29,7 @@ public class HfBench {
 
   public static void main(String[] args) throws Exception {
     String device = System.getProperty("whale.bench.device", "cpu");
-    HfModel.Placement placement = new HfModel.Placement("float32", device);
+    HfModel.Placement placement = HfModel.Placement.of("float32", device);
     for (String dir : args) {
       try (HfModel m = HfModel.load(Path.of(dir), List.of(), placement)) {
         LlamaDecoder d = m.decoder();
@@ -43,7 +43,8 @@ public class HfBench {
           }
           rows.add(new KvSampler.Row(prompts[r], r, NEW));
         }
-        try (NDManager nm = NDManager.newBaseManager(device.equals("cuda") ? Device.gpu() : Device.cpu())) {
+        try (NDManager nm = NDManager.newBaseManager(
+            placement.device() == HfModel.Placement.Device.CUDA ? Device.gpu() : Device.cpu())) {
           double kv = best(() -> KvSampler.sample(d, nm, rows, Sampling.GREEDY, Set.of(), 0,
               KvSampler.Stop.NEVER));
           double noCache = once(() -> noCache(d, nm, prompts)); // slow: one run, the JIT is warm

@@ -36,12 +36,13 @@ public class EvalActivitiesImpl implements EvalActivities {
   }
 
   private MeanAtKResult run(EvalRequest req) {
+    if (req.split() == null) {
+      throw new IllegalArgumentException("evaluate: split must be 'test' or 'harness', got 'null'");
+    }
+    // D_weight is for training only: no evaluation split names it, never report or select on it
     Split split = switch (req.split()) {
-      case "test" -> Split.TEST;
-      case "harness" -> Split.HARNESS;
-      // D_weight is for training only: never report or select on it
-      default -> throw new IllegalArgumentException("evaluate: split must be 'test' or 'harness', "
-          + "got '" + req.split() + "'");
+      case TEST -> Split.TEST;
+      case HARNESS -> Split.HARNESS;
     };
     if (req.k() < 1) {
       throw new IllegalArgumentException("evaluate: k must be at least 1, got " + req.k());
@@ -55,8 +56,8 @@ public class EvalActivitiesImpl implements EvalActivities {
     MeanAtK m = MeanAtK.ofEpisodes(episodes);
     double turns = episodes.stream().mapToInt(EpisodeResult::turns).average().orElse(0);
     String traces = runtime.store().putJson(episodes);
-    WhaleMetrics.rollouts(split == Split.TEST ? "test" : "harness", episodes.size());
-    WhaleMetrics.meanAtK(req.split(), m.meanAtK());
+    WhaleMetrics.rollouts(req.split().json(), episodes.size());
+    WhaleMetrics.meanAtK(req.split().json(), m.meanAtK());
     ActivityHeartbeat.progress(String.format(Locale.ROOT, "%s: mean@%d %.3f", req.label(), req.k(),
         m.meanAtK()));
     return new MeanAtKResult(m.meanAtK(), m.passAtK(), m.majAtK(), turns, req.k(), m.problems(),

@@ -30,6 +30,8 @@ import whale.workflows.activities.ProposeRequest;
 import whale.workflows.activities.TaskRef;
 import whale.workflows.schedule.ParetoAcceptance;
 import whale.harness.HarnessForm;
+import whale.workflows.Proposer;
+import whale.workflows.Spelled;
 
 /**
  * Harness code: the task's starting harness, and Meta-Harness proposals. Before proposing, the
@@ -71,9 +73,9 @@ public class HarnessActivitiesImpl implements HarnessActivities {
 
   @Override
   public List<CandidateInfo> propose(ProposeRequest req) {
-    if (!List.of("template", "openai", "command").contains(req.proposer())) {
-      throw new IllegalArgumentException("unknown proposer '" + req.proposer()
-          + "'; available: template, openai, command");
+    if (req.proposer() == null) {
+      throw new IllegalArgumentException("unknown proposer 'null'; available: "
+          + String.join(", ", Spelled.inOrder(Proposer.class)));
     }
     if (req.candidates() < 1) {
       throw new IllegalArgumentException("propose: candidates must be at least 1");
@@ -122,12 +124,12 @@ public class HarnessActivitiesImpl implements HarnessActivities {
       Path dir) {
     ExperimentSpec.HarnessSpec h = req.harness() == null ? ExperimentSpec.HarnessSpec.defaults() : req.harness();
     return switch (req.proposer()) {
-      case "openai" -> new OpenAiProposer(h.openaiBaseUrl(), h.openaiModel(),
+      case OPENAI -> new OpenAiProposer(h.openaiBaseUrl(), h.openaiModel(),
           h.openaiApiKeyEnv().isBlank() ? null : System.getenv(h.openaiApiKeyEnv()),
           Duration.ofSeconds(h.commandTimeoutSeconds())).propose(dir, req.candidates(), req.seed());
-      case "command" -> new CommandProposer(h.command(), Duration.ofSeconds(h.commandTimeoutSeconds()))
+      case COMMAND -> new CommandProposer(h.command(), Duration.ofSeconds(h.commandTimeoutSeconds()))
           .propose(dir, runtime.store().namedDir("proposer-work"), req.candidates(), req.iteration(), req.seed());
-      default -> TaskCatalog.templates(req.task().name())
+      case TEMPLATE -> TaskCatalog.templates(req.task().name())
           .propose(new ArchiveView(view), req.candidates(), req.seed(), req.promptOnly(), h.chatForm());
     };
   }

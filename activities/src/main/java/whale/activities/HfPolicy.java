@@ -21,7 +21,10 @@ import whale.model.hf.HfExport;
 import whale.model.hf.HfModel;
 import whale.model.hf.LlamaDecoder;
 import whale.store.ArtifactStore;
+import whale.workflows.Device;
+import whale.workflows.Dtype;
 import whale.workflows.ExperimentSpec;
+import whale.workflows.Finetune;
 import whale.workflows.activities.BaseModelRequest;
 
 /**
@@ -49,9 +52,29 @@ public final class HfPolicy {
    *
    * @param lora the adapters RSFT attaches when finetune is lora (seeded by {@code seed})
    */
-  public record Base(String format, String path, String fingerprint, String dtype, String device,
-      String finetune, @JsonInclude(JsonInclude.Include.NON_NULL) ExperimentSpec.LoraSpec lora,
+  public record Base(String format, String path, String fingerprint, Dtype dtype, Device device,
+      Finetune finetune, @JsonInclude(JsonInclude.Include.NON_NULL) ExperimentSpec.LoraSpec lora,
       long seed) {}
+
+  /*
+   * The spec's model settings (workflows: Dtype, Device, ExperimentSpec.LoraSpec) and the model's
+   * (HfModel.Placement, HfModel.LoraSpec) are two closed sets and two records on purpose: the
+   * workflows module (the Temporal contracts, JSON with defaults and unknown-field checks) sees no
+   * model module, and the model module (DJL) sees no workflow. These two methods are the one place
+   * where the spec's become the model's; loraTargetsAgreeWithTheValidator and
+   * placementSpellingsAgreeWithTheSpec keep the closed sets equal.
+   */
+
+  /** The model's placement for a base's dtype and device (null, from older bases: float32, cpu). */
+  static HfModel.Placement placement(Dtype dtype, Device device) {
+    return HfModel.Placement.of(dtype == null ? null : dtype.json(),
+        device == null ? null : device.json());
+  }
+
+  /** The model's LoRA settings for the spec's. */
+  static HfModel.LoraSpec lora(ExperimentSpec.LoraSpec l) {
+    return new HfModel.LoraSpec(l.rank(), l.alpha(), l.targets());
+  }
 
   /** Whether {@code ref} names a Hugging Face checkpoint (base or step) rather than a builtin one. */
   public static boolean isHf(ArtifactStore store, String ref) {
@@ -82,12 +105,12 @@ public final class HfPolicy {
       throw ApplicationFailure.newNonRetryableFailureWithCause("model.path: " + e.getMessage(),
           "InvalidModel", e);
     }
-    if ("cuda".equals(m.device())) {
+    if (m.deviceKind() == Device.CUDA) {
       requireGpu(); // here already, so a run on a worker without one fails before any work
     }
-    String finetune = req.finetune() == null ? "lora" : req.finetune();
-    return store.putJson(new Base(FORMAT, dir.toString(), fingerprint, m.dtype(), m.device(),
-        finetune, "lora".equals(finetune)
+    Finetune finetune = req.finetune() == null ? Finetune.LORA : req.finetune();
+    return store.putJson(new Base(FORMAT, dir.toString(), fingerprint, m.dtypeKind(),
+        m.deviceKind(), finetune, finetune == Finetune.LORA
             ? (req.lora() == null ? ExperimentSpec.LoraSpec.defaults() : req.lora()) : null,
         req.seed()));
   }
@@ -172,12 +195,10 @@ public final class HfPolicy {
           throw ApplicationFailure.newNonRetryableFailureWithCause("model.path: " + e.getMessage(),
               "InvalidModel", e);
         }
-        HfModel model = HfModel.load(dir, HfModel.LINE,
-            new HfModel.Placement(base.dtype(), base.device()));
+        HfModel model = HfModel.load(dir, HfModel.LINE, placement(base.dtype(), base.device()));
         if (train) {
-          if ("lora".equals(base.finetune())) {
-            var l = base.lora();
-            model.trainLora(new HfModel.LoraSpec(l.rank(), l.alpha(), l.targets()), base.seed());
+          if (base.finetune() == Finetune.LORA) {
+            model.trainLora(lora(base.lora()), base.seed());
           } else {
             model.trainFull();
           }

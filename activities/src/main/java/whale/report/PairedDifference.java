@@ -5,6 +5,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.UnaryOperator;
+import whale.workflows.Schedule;
 import whale.workflows.activities.ComparisonRun;
 
 /**
@@ -17,8 +18,8 @@ public record PairedDifference(String reference, String baseline, Interval diffe
 
   /** The schedule the others are measured against: "whale" when it ran, else the first one. */
   static String reference(List<ScheduleStats> stats) {
-    return stats.stream().map(ScheduleStats::schedule).filter("whale"::equals).findFirst()
-        .orElse(stats.get(0).schedule());
+    return stats.stream().map(ScheduleStats::schedule).filter(Schedule.WHALE.json()::equals)
+        .findFirst().orElse(stats.get(0).schedule());
   }
 
   /** The reference against every other schedule, in table order; none with one schedule. */

@@ -22,7 +22,7 @@ class CorruptCheckpointTest {
     ActivityRuntime runtime = ActivityRuntime.open(dir.resolve("store"));
     WeightActivitiesImpl weights = new WeightActivitiesImpl(runtime);
     BaseModelRequest req = new BaseModelRequest(new TaskRef("math", 1234, 32, 8, 8),
-        new ExperimentSpec.ModelSpec(64, 16, 1, 2, 10, 8, 0.008, 200, null), 7);
+        ExperimentSpec.ModelSpec.builtin(64, 16, 1, 2, 10, 8, 0.008, 200), 7);
     String base = weights.prepareBaseModel(req);
     runtime.loadForTraining(base).close();
 

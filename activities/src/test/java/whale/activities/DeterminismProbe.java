@@ -21,7 +21,7 @@ public final class DeterminismProbe {
   static final TaskRef TASK = new TaskRef("math", 1234, 256, 16, 128);
   /** Also {@link WeightActivitiesTest}'s base: the probes' agreed bytes go to {@link SharedBases}. */
   static final BaseModelRequest BASE = new BaseModelRequest(TASK,
-      new ExperimentSpec.ModelSpec(160, 64, 2, 4, 400, 64, 0.008, 30000, null), 7);
+      ExperimentSpec.ModelSpec.builtin(160, 64, 2, 4, 400, 64, 0.008, 30000), 7);
 
   public static void main(String[] args) {
     ActivityRuntime runtime = ActivityRuntime.open(Path.of(args[0]));

@@ -31,7 +31,7 @@ public record HeldOutRise(double before, double after, List<Double> trainRewards
     System.out.printf("%s base model %.1f s%n", task.name(), (System.nanoTime() - t0) / 1e9);
     String harness = runtime.store().putString(harnessSource);
     EpisodeSettings settings = new EpisodeSettings(0.7, 20, 16, 30);
-    double m0 = eval.evaluate(new EvalRequest(task, base, harness, "test", 8, 5, settings, "before")).meanAtK();
+    double m0 = eval.evaluate(new EvalRequest(task, base, harness, EvalRequest.Split.TEST, 8, 5, settings, "before")).meanAtK();
     PersistentSampler sampler = new PersistentSampler(task.weightProblems(), 3, PersistentSampler.Position.START);
     String ckpt = base;
     List<Double> rewards = new ArrayList<>();
@@ -41,7 +41,7 @@ public record HeldOutRise(double before, double after, List<Double> trainRewards
       ckpt = r.checkpointRef();
       rewards.add(r.trainReward());
     }
-    double m1 = eval.evaluate(new EvalRequest(task, ckpt, harness, "test", 8, 5, settings, "after")).meanAtK();
+    double m1 = eval.evaluate(new EvalRequest(task, ckpt, harness, EvalRequest.Split.TEST, 8, 5, settings, "after")).meanAtK();
     System.out.printf("%s held-out mean@8 %.3f -> %.3f; train reward per step %s (%.1f s in all)%n",
         task.name(), m0, m1, rewards, (System.nanoTime() - t0) / 1e9);
     return new HeldOutRise(m0, m1, List.copyOf(rewards));

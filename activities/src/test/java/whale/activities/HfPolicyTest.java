@@ -19,7 +19,10 @@ import whale.model.SftExample;
 import whale.model.hf.HfCheckpoint;
 import whale.model.hf.HfModel;
 import whale.model.hf.LoraAdapters;
+import whale.workflows.Device;
+import whale.workflows.Dtype;
 import whale.workflows.ExperimentSpec;
+import whale.workflows.Finetune;
 import whale.workflows.SpecValidator;
 import whale.workflows.activities.BaseModelRequest;
 import whale.workflows.activities.TaskRef;
@@ -59,7 +62,7 @@ class HfPolicyTest {
     ExperimentSpec spec = new ExperimentSpec(null, null, 3L, null, null,
         ExperimentSpec.ModelSpec.ofHuggingFace(dir.toString()),
         new ExperimentSpec.RsftSpec(null, null, null, null, null, null, null, finetune, null, null),
-        null, null, null, null);
+        null, null, null, null, null, null, null);
     assertEquals(List.of(), SpecValidator.problems(spec));
     return BaseModelRequest.of(spec, TASK, 11);
   }
@@ -68,7 +71,7 @@ class HfPolicyTest {
     ExperimentSpec spec = new ExperimentSpec(null, null, 3L, null, null,
         new ExperimentSpec.ModelSpec(null, null, null, null, null, null, null, null,
             ExperimentSpec.ModelSpec.HUGGINGFACE, dir.toString(), null, dtype, device, null, null),
-        null, null, null, null, null);
+        null, null, null, null, null, null, null, null);
     assertEquals(List.of(), SpecValidator.problems(spec));
     return BaseModelRequest.of(spec, TASK, 11);
   }
@@ -76,7 +79,7 @@ class HfPolicyTest {
   @Test
   void aFloat16BaseTrainsLoraAndItsStepReloadsInFloat16() throws Exception {
     String base = weights.prepareBaseModel(request(fixture("qwen2"), "float16", "cpu"));
-    assertEquals("float16", runtime.store().getJson(base, HfPolicy.Base.class).dtype());
+    assertEquals(Dtype.FLOAT16, runtime.store().getJson(base, HfPolicy.Base.class).dtype());
     List<SftExample> ex = List.of(new SftExample("Q: 1+1\nA:", " 2\n"));
     String ref;
     try (HfModel m = HfPolicy.loadForTraining(runtime.store(), base)) {
@@ -105,7 +108,7 @@ class HfPolicyTest {
     // a base stored where a GPU was (written here as that worker would): loading it fails alike
     String ref = runtime.store().putJson(new HfPolicy.Base(HfPolicy.FORMAT,
         fixture("qwen2").toAbsolutePath().normalize().toString(),
-        HfCheckpoint.fingerprint(fixture("qwen2")), "float32", "cuda", "lora",
+        HfCheckpoint.fingerprint(fixture("qwen2")), Dtype.FLOAT32, Device.CUDA, Finetune.LORA,
         ExperimentSpec.LoraSpec.defaults(), 11));
     ApplicationFailure g = assertThrows(ApplicationFailure.class,
         () -> HfPolicy.loadForSampling(runtime.store(), ref));
@@ -126,6 +129,23 @@ class HfPolicyTest {
   @Test
   void loraTargetsAgreeWithTheValidator() {
     assertEquals(LoraAdapters.TARGETS, SpecValidator.LORA_TARGETS);
+  }
+
+  @Test
+  void placementSpellingsAgreeWithTheSpec() {
+    assertEquals(java.util.Arrays.stream(Dtype.values()).map(Dtype::json).toList(),
+        java.util.Arrays.stream(HfModel.Placement.Dtype.values()).map(HfModel.Placement.Dtype::spelling)
+            .toList());
+    assertEquals(java.util.Arrays.stream(Device.values()).map(Device::json).toList(),
+        java.util.Arrays.stream(HfModel.Placement.Device.values())
+            .map(HfModel.Placement.Device::spelling).toList());
+    for (Dtype d : Dtype.values()) {
+      for (Device v : Device.values()) {
+        HfModel.Placement p = HfPolicy.placement(d, v);
+        assertEquals(d.json() + " " + v.json(), p.dtype().spelling() + " " + p.device().spelling());
+      }
+    }
+    assertEquals(HfModel.Placement.CPU_FLOAT32, HfPolicy.placement(null, null));
   }
 
   @Test
@@ -205,12 +225,13 @@ class HfPolicyTest {
     assertEquals(whale.model.gguf.ModelFetcher.cacheRoot(null).resolve(known.name()), dir);
     assertTrue(whale.model.gguf.ModelFetcher.complete(known, dir));
     var spec = new ExperimentSpec(null, null, 3L, null, null,
-        ExperimentSpec.ModelSpec.ofKnown(known.name()), null, null, null, null, null);
+        ExperimentSpec.ModelSpec.ofKnown(known.name()), null, null, null, null, null, null, null, null);
     assertEquals(List.of(), SpecValidator.problems(spec));
     String ref = weights.prepareBaseModel(BaseModelRequest.of(spec, TASK, 11));
     assertEquals(dir.toString(), runtime.store().getJson(ref, HfPolicy.Base.class).path());
     ApplicationFailure f = assertThrows(ApplicationFailure.class, () -> weights.prepareBaseModel(
-        new BaseModelRequest(TASK, ExperimentSpec.ModelSpec.ofKnown("gpt-9"), 1, "lora", null)));
+        new BaseModelRequest(TASK, ExperimentSpec.ModelSpec.ofKnown("gpt-9"), 1, Finetune.LORA,
+            null)));
     assertTrue(f.isNonRetryable());
     assertTrue(f.getOriginalMessage().contains("model.name: unknown model \"gpt-9\"; known: "
         + "smollm2-135m-instruct"), f.getOriginalMessage());

@@ -70,11 +70,11 @@ class MemoTest {
     whale.workflows.activities.EpisodeSettings episodes =
         new whale.workflows.activities.EpisodeSettings(1.0, 0, 8, 60, null, null);
     EvalRequest whale = new EvalRequest(task, "sha256:" + "a".repeat(64), "sha256:" + "b".repeat(64),
-        "test", 8, 5, episodes, "round 1 weight end");
-    EvalRequest weightOnly = new EvalRequest(task, whale.checkpointRef(), whale.harnessRef(), "test",
+        EvalRequest.Split.TEST, 8, 5, episodes, "round 1 weight end");
+    EvalRequest weightOnly = new EvalRequest(task, whale.checkpointRef(), whale.harnessRef(), EvalRequest.Split.TEST,
         8, 5, episodes, "round 1 step 4");
     EvalRequest otherCheckpoint = new EvalRequest(task, "sha256:" + "c".repeat(64),
-        whale.harnessRef(), "test", 8, 5, episodes, "round 1 weight end");
+        whale.harnessRef(), EvalRequest.Split.TEST, 8, 5, episodes, "round 1 weight end");
     AtomicInteger runs = new AtomicInteger();
     java.util.function.Supplier<Result> work = () -> new Result("r" + runs.incrementAndGet(), 0);
     Result a = Memo.once(store, Memo.Kind.EVALUATE, EvalActivitiesImpl.memoKey(whale), Result.class, work);

@@ -41,7 +41,7 @@ class SearchQaRsftTest {
     WeightActivitiesImpl weights = new WeightActivitiesImpl(runtime);
     EvalActivitiesImpl eval = new EvalActivitiesImpl(runtime);
     TaskRef task = new TaskRef("searchqa", 1234, 32, 8, 8);
-    var model = new ExperimentSpec.ModelSpec(128, 32, 1, 2, 20, 16, 0.008, 500, null);
+    var model = ExperimentSpec.ModelSpec.builtin(128, 32, 1, 2, 20, 16, 0.008, 500);
     String base = SharedBases.base(runtime, new BaseModelRequest(task, model, 7));
     String harness = runtime.store().putString(SearchQaRenderer.render(SearchQaGenome.SPACE.parse(
         "query=ENTITY;docs=2;chars=100;format=DQA;hops=TWO;votes=1;parse=LINE;maxNew=12")));
@@ -54,8 +54,8 @@ class SearchQaRsftTest {
     assertSearched(rollouts);
     assertEquals(step.accepted() == 0, base.equals(step.checkpointRef()), "no accepted rollout, no update");
 
-    MeanAtKResult m = eval.evaluate(new EvalRequest(task, step.checkpointRef(), harness, "test", 2, 5, settings,
-        "test"));
+    MeanAtKResult m = eval.evaluate(new EvalRequest(task, step.checkpointRef(), harness,
+        EvalRequest.Split.TEST, 2, 5, settings, "test"));
     assertEquals(16, m.rollouts());
     assertSearched(read(runtime, m.tracesRef()));
   }

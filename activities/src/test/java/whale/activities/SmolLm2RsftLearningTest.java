@@ -75,7 +75,7 @@ class SmolLm2RsftLearningTest {
     String base = weights.prepareBaseModel(BaseModelRequest.of(spec, TASK, 7));
     String harness = runtime.store().putString(SearchQaRenderer.render(SearchQaGenome.SPACE.parse(GENOME)));
     EpisodeSettings settings = new EpisodeSettings(0.7, 20, 16, 60);
-    double before = eval.evaluate(new EvalRequest(TASK, base, harness, "test", 8, 5, settings, "before"))
+    double before = eval.evaluate(new EvalRequest(TASK, base, harness, EvalRequest.Split.TEST, 8, 5, settings, "before"))
         .meanAtK();
     System.out.printf("SmolLM2 held-out mean@8 before %.3f (%.1f s)%n", before, (System.nanoTime() - t0) / 1e9);
     PersistentSampler sampler = new PersistentSampler(TASK.weightProblems(), 3, PersistentSampler.Position.START);
@@ -89,7 +89,7 @@ class SmolLm2RsftLearningTest {
       System.out.printf("SmolLM2 RSFT step %d: %s (%.1f s)%n", s, steps.get(s - 1),
           (System.nanoTime() - t0) / 1e9);
     }
-    double after = eval.evaluate(new EvalRequest(TASK, ckpt, harness, "test", 8, 5, settings, "after"))
+    double after = eval.evaluate(new EvalRequest(TASK, ckpt, harness, EvalRequest.Split.TEST, 8, 5, settings, "after"))
         .meanAtK();
     System.out.printf("SmolLM2 RSFT: held-out mean@8 %.3f -> %.3f; steps %s (%.1f s in all)%n", before, after,
         steps, (System.nanoTime() - t0) / 1e9);

@@ -85,7 +85,7 @@ class VllmRolloutsTest {
     runtime.vllm(VllmRollouts.attach(List.of()));
     weights = new WeightActivitiesImpl(runtime);
     eval = new EvalActivitiesImpl(runtime);
-    rollouts = new Rollouts(Rollouts.Backend.VLLM, List.of(server.url()), 120, 8, null, null);
+    rollouts = new Rollouts("vllm", List.of(server.url()), 120, 8, null, null);
     settings = new EpisodeSettings(0.7, 20, 16, 60, null, rollouts);
     harness = runtime.store().putString(SearchQaRenderer.render(SearchQaGenome.SPACE.parse(GENOME)));
   }
@@ -111,7 +111,7 @@ class VllmRolloutsTest {
   void rsftStepsSampledOnVllmRaiseHeldOutMeanAt8WithEveryAdapterProbed() {
     long t0 = System.nanoTime();
     String base = base();
-    double before = eval.evaluate(new EvalRequest(TASK, base, harness, "test", 8, 5, settings, "before"))
+    double before = eval.evaluate(new EvalRequest(TASK, base, harness, EvalRequest.Split.TEST, 8, 5, settings, "before"))
         .meanAtK();
     System.out.printf("vLLM: held-out mean@8 before %.3f (%.1f s)%n", before, (System.nanoTime() - t0) / 1e9);
     PersistentSampler sampler = new PersistentSampler(TASK.weightProblems(), 3, PersistentSampler.Position.START);
@@ -126,7 +126,7 @@ class VllmRolloutsTest {
       // a completion harness: every trained part is a sampled completion, trained on its ids
       assertTrue(exact[0] > 0 && exact[1] == 0, java.util.Arrays.toString(exact));
     }
-    double after = eval.evaluate(new EvalRequest(TASK, ckpt, harness, "test", 8, 5, settings, "after"))
+    double after = eval.evaluate(new EvalRequest(TASK, ckpt, harness, EvalRequest.Split.TEST, 8, 5, settings, "after"))
         .meanAtK();
     lastCheckpoint = ckpt;
     long[] re = runtime.vllm().retokenization();
@@ -147,11 +147,11 @@ class VllmRolloutsTest {
     String ckpt = lastCheckpoint != null ? lastCheckpoint : base();
     // the same sampling under two memo keys (the request timeout is in the key, not in the samples)
     EpisodeSettings again = new EpisodeSettings(0.7, 20, 16, 60, null,
-        new Rollouts(Rollouts.Backend.VLLM, List.of(server.url()), 180, 8, null, null));
-    var uninterrupted = eval.evaluate(new EvalRequest(TASK, ckpt, harness, "test", 8, 6, settings, "whole"));
+        new Rollouts("vllm", List.of(server.url()), 180, 8, null, null));
+    var uninterrupted = eval.evaluate(new EvalRequest(TASK, ckpt, harness, EvalRequest.Split.TEST, 8, 6, settings, "whole"));
     int starts = server.starts();
     var interrupted = java.util.concurrent.CompletableFuture.supplyAsync(() ->
-        eval.evaluate(new EvalRequest(TASK, ckpt, harness, "test", 8, 6, again, "killed")));
+        eval.evaluate(new EvalRequest(TASK, ckpt, harness, EvalRequest.Split.TEST, 8, 6, again, "killed")));
     Thread.sleep(8000); // some episodes done, most to come (the whole evaluation takes about 40 s)
     assertTrue(!interrupted.isDone(), "the kill must land in the middle of the evaluation");
     server.kill();
@@ -176,10 +176,10 @@ class VllmRolloutsTest {
       port = s.getLocalPort();
     }
     String url = "http://127.0.0.1:" + port;
-    var bad = new EpisodeSettings(0.7, 20, 16, 60, null, new Rollouts(Rollouts.Backend.VLLM, List.of(url), 2, 8, null, null));
+    var bad = new EpisodeSettings(0.7, 20, 16, 60, null, new Rollouts("vllm", List.of(url), 2, 8, null, null));
     String base = base();
     RuntimeException e = assertThrows(RuntimeException.class, () ->
-        eval.evaluate(new EvalRequest(TASK, base, harness, "test", 1, 9, bad, "no server")));
+        eval.evaluate(new EvalRequest(TASK, base, harness, EvalRequest.Split.TEST, 1, 9, bad, "no server")));
     assertTrue(messages(e).contains("no vLLM server answers at " + url), messages(e));
   }
 
@@ -225,7 +225,7 @@ class VllmRolloutsTest {
         """.formatted(fixture));
     String other = weights.prepareBaseModel(BaseModelRequest.of(spec, TASK, 7));
     ApplicationFailure e = assertThrows(ApplicationFailure.class, () ->
-        eval.evaluate(new EvalRequest(TASK, other, harness, "test", 1, 9, settings, "other base")));
+        eval.evaluate(new EvalRequest(TASK, other, harness, EvalRequest.Split.TEST, 1, 9, settings, "other base")));
     assertEquals("VllmProbeMismatch", e.getType());
     assertTrue(e.getOriginalMessage().contains(server.url()), e.getOriginalMessage());
     System.out.println("vLLM serving another base: " + e.getOriginalMessage());

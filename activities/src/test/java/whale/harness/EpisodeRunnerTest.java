@@ -65,6 +65,24 @@ class EpisodeRunnerTest {
   }
 
   @Test
+  void eachConfigWitherChangesItsFieldsOnly() {
+    EpisodeRunner.Config d = EpisodeRunner.Config.defaults();
+    SamplingParams greedy = new SamplingParams(0.0, 1);
+    EpisodeRunner.Config c = d.withTurnBudget(3).withEpisodeTimeout(Duration.ofMillis(7))
+        .withMaxConcurrentEpisodes(5).withModelLimits(new whale.model.ModelLimits(900, 33))
+        .withSampling(greedy).withMaxTemperature(1.5);
+    assertEquals(new EpisodeRunner.Config(3, Duration.ofMillis(7), d.maxAnswerChars(),
+        d.maxNoteChars(), d.maxNotes(), d.maxToolCalls(), 900, 33, d.maxTraceChars(), 5, greedy, 1.5),
+        c);
+    assertEquals(d, c.withTurnBudget(d.turnBudget()).withEpisodeTimeout(d.episodeTimeout())
+        .withMaxConcurrentEpisodes(d.maxConcurrentEpisodes())
+        .withModelLimits(new whale.model.ModelLimits(d.maxPromptChars(), d.maxNewTokensCap()))
+        .withSampling(d.sampling()).withMaxTemperature(d.maxTemperature()));
+    assertEquals(SamplingParams.ROLLOUT.temperature(), d.temperatureBound());
+    assertEquals(1.5, c.temperatureBound());
+  }
+
+  @Test
   void deterministicAndBatchedInLockStep() {
     ScriptedGenerator g1 = new ScriptedGenerator();
     EpisodeRunner r1 = new EpisodeRunner(g1, TASK);

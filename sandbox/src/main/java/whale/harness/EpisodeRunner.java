@@ -65,16 +65,9 @@ public final class EpisodeRunner {
       int maxNotes, int maxToolCalls, int maxPromptChars, int maxNewTokensCap, int maxTraceChars,
       int maxConcurrentEpisodes, SamplingParams sampling, double maxTemperature) {
 
-    public Config(int turnBudget, Duration episodeTimeout, int maxAnswerChars, int maxNoteChars,
-        int maxNotes, int maxToolCalls, int maxPromptChars, int maxNewTokensCap, int maxTraceChars,
-        int maxConcurrentEpisodes, SamplingParams sampling) {
-      this(turnBudget, episodeTimeout, maxAnswerChars, maxNoteChars, maxNotes, maxToolCalls,
-          maxPromptChars, maxNewTokensCap, maxTraceChars, maxConcurrentEpisodes, sampling, Double.NaN);
-    }
-
     public static Config defaults() {
       return new Config(16, Duration.ofSeconds(10), 256, 1000, 64, 256, 4096, 64, 2000, 1024,
-          SamplingParams.ROLLOUT);
+          SamplingParams.ROLLOUT, Double.NaN);
     }
 
     /** The bound a chat turn's own temperature is lowered to. */
@@ -83,34 +76,75 @@ public final class EpisodeRunner {
     }
 
     public Config withMaxTemperature(double v) {
-      return new Config(turnBudget, episodeTimeout, maxAnswerChars, maxNoteChars, maxNotes, maxToolCalls,
-          maxPromptChars, maxNewTokensCap, maxTraceChars, maxConcurrentEpisodes, sampling, v);
+      return copy(c -> c.maxTemperature = v);
     }
 
     public Config withTurnBudget(int v) {
-      return new Config(v, episodeTimeout, maxAnswerChars, maxNoteChars, maxNotes, maxToolCalls,
-          maxPromptChars, maxNewTokensCap, maxTraceChars, maxConcurrentEpisodes, sampling, maxTemperature);
+      return copy(c -> c.turnBudget = v);
     }
 
     public Config withEpisodeTimeout(Duration v) {
-      return new Config(turnBudget, v, maxAnswerChars, maxNoteChars, maxNotes, maxToolCalls,
-          maxPromptChars, maxNewTokensCap, maxTraceChars, maxConcurrentEpisodes, sampling, maxTemperature);
+      return copy(c -> c.episodeTimeout = v);
     }
 
     public Config withMaxConcurrentEpisodes(int v) {
-      return new Config(turnBudget, episodeTimeout, maxAnswerChars, maxNoteChars, maxNotes, maxToolCalls,
-          maxPromptChars, maxNewTokensCap, maxTraceChars, v, sampling, maxTemperature);
+      return copy(c -> c.maxConcurrentEpisodes = v);
     }
 
     /** The prompt and new-token caps of the model the episodes call. */
     public Config withModelLimits(whale.model.ModelLimits v) {
-      return new Config(turnBudget, episodeTimeout, maxAnswerChars, maxNoteChars, maxNotes, maxToolCalls,
-          v.maxPromptChars(), v.maxNewTokens(), maxTraceChars, maxConcurrentEpisodes, sampling, maxTemperature);
+      return copy(c -> {
+        c.maxPromptChars = v.maxPromptChars();
+        c.maxNewTokensCap = v.maxNewTokens();
+      });
     }
 
     public Config withSampling(SamplingParams v) {
-      return new Config(turnBudget, episodeTimeout, maxAnswerChars, maxNoteChars, maxNotes, maxToolCalls,
-          maxPromptChars, maxNewTokensCap, maxTraceChars, maxConcurrentEpisodes, v, maxTemperature);
+      return copy(c -> c.sampling = v);
+    }
+
+    /** This config with {@code change} applied to a copy of its fields: what every wither is. */
+    private Config copy(java.util.function.Consumer<Fields> change) {
+      Fields f = new Fields(this);
+      change.accept(f);
+      return f.config();
+    }
+
+    /** A Config's fields, mutable while a wither changes them. */
+    private static final class Fields {
+      int turnBudget;
+      Duration episodeTimeout;
+      int maxAnswerChars;
+      int maxNoteChars;
+      int maxNotes;
+      int maxToolCalls;
+      int maxPromptChars;
+      int maxNewTokensCap;
+      int maxTraceChars;
+      int maxConcurrentEpisodes;
+      SamplingParams sampling;
+      double maxTemperature;
+
+      Fields(Config c) {
+        turnBudget = c.turnBudget;
+        episodeTimeout = c.episodeTimeout;
+        maxAnswerChars = c.maxAnswerChars;
+        maxNoteChars = c.maxNoteChars;
+        maxNotes = c.maxNotes;
+        maxToolCalls = c.maxToolCalls;
+        maxPromptChars = c.maxPromptChars;
+        maxNewTokensCap = c.maxNewTokensCap;
+        maxTraceChars = c.maxTraceChars;
+        maxConcurrentEpisodes = c.maxConcurrentEpisodes;
+        sampling = c.sampling;
+        maxTemperature = c.maxTemperature;
+      }
+
+      Config config() {
+        return new Config(turnBudget, episodeTimeout, maxAnswerChars, maxNoteChars, maxNotes,
+            maxToolCalls, maxPromptChars, maxNewTokensCap, maxTraceChars, maxConcurrentEpisodes,
+            sampling, maxTemperature);
+      }
     }
   }
 

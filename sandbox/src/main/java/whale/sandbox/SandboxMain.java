@@ -181,8 +181,8 @@ public final class SandboxMain {
             l.getMaxPromptChars() > 0 ? l.getMaxPromptChars() : d.maxPromptChars(),
             l.getMaxNewTokens() > 0 ? l.getMaxNewTokens() : d.maxNewTokensCap(), d.maxTraceChars(),
             l.getMaxConcurrentEpisodes() > 0 ? l.getMaxConcurrentEpisodes() : d.maxConcurrentEpisodes(),
-            new SamplingParams(l.getTemperature(), l.getTopK()))
-            .withMaxTemperature(Double.POSITIVE_INFINITY); // the worker lowers a turn's temperature to the bound
+            new SamplingParams(l.getTemperature(), l.getTopK()),
+            Double.POSITIVE_INFINITY); // the worker lowers a turn's temperature to the bound
         EpisodeRunner runner = new EpisodeRunner(
             new GrpcGenerator(ModelServiceGrpc.newBlockingStub(ch), req.getSession(), template(req)),
             new RemoteTask(ToolServiceGrpc.newBlockingStub(ch), req.getSession(), req.getToolsList()),

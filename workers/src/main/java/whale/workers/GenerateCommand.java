@@ -90,7 +90,7 @@ public class GenerateCommand implements Callable<Integer> {
     }
     HfModel.Placement placement;
     try {
-      placement = new HfModel.Placement(dtype, device);
+      placement = HfModel.Placement.of(dtype, device);
     } catch (IllegalArgumentException e) {
       throw new ParameterException(spec.commandLine(), e.getMessage().replace("model.", "--"));
     }

@@ -11,6 +11,7 @@ import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 import whale.model.gguf.GgufImporter;
+import whale.model.hf.HfModel;
 
 /** A llama.cpp GGUF (Llama architecture) as a Hugging Face model directory. */
 @Command(name = "import-gguf", mixinStandardHelpOptions = true,
@@ -35,9 +36,11 @@ public class ImportGgufCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
-    if (!dtype.equals("float32") && !dtype.equals("float16")) {
-      throw new ParameterException(spec.commandLine(),
-          "--dtype: float32 or float16, not \"" + dtype + "\"");
+    HfModel.Placement.Dtype weights;
+    try {
+      weights = HfModel.Placement.Dtype.of(dtype);
+    } catch (IllegalArgumentException e) {
+      throw new ParameterException(spec.commandLine(), e.getMessage().replace("model.", "--"));
     }
     if (!Files.isRegularFile(gguf)) {
       throw new ParameterException(spec.commandLine(), gguf + ": no such file");
@@ -46,7 +49,7 @@ public class ImportGgufCommand implements Callable<Integer> {
       throw new ParameterException(spec.commandLine(), "--out: " + out
           + " already exists (pass --force to replace it)");
     }
-    GgufImporter.Result r = GgufImporter.importFile(gguf, out, dtype, force);
+    GgufImporter.Result r = GgufImporter.importFile(gguf, out, weights, force);
     spec.commandLine().getOut().printf(Locale.ROOT,
         "imported %s to %s: %d tensors, %,d parameters (%s), %d layers, vocabulary %d, %s embeddings;"
             + " %.1f s%n", gguf, r.out(), r.tensors(), r.parameters(), dtype, r.config().layers(),

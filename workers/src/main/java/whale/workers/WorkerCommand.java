@@ -13,6 +13,7 @@ import picocli.CommandLine.Spec;
 import whale.activities.ActivityRuntime;
 import whale.model.LanguageModel;
 import whale.model.hf.CudaCheck;
+import whale.model.hf.HfModel;
 
 @Command(name = "worker", mixinStandardHelpOptions = true,
     description = "Serve whale task queues against a Temporal service until stopped.")
@@ -55,11 +56,14 @@ public class WorkerCommand implements java.util.concurrent.Callable<Integer> {
     if (device == null) {
       device = System.getenv().getOrDefault("WHALE_DEVICE", "cpu");
     }
-    if (!device.equals("cpu") && !device.equals("cuda")) {
+    HfModel.Placement.Device on;
+    try {
+      on = HfModel.Placement.Device.of(device);
+    } catch (IllegalArgumentException e) {
       throw new ParameterException(spec.commandLine(), "--device (or WHALE_DEVICE): cpu or cuda, "
           + "got '" + device + "'");
     }
-    if (device.equals("cuda")) {
+    if (on == HfModel.Placement.Device.CUDA) {
       CudaCheck.require(); // before connecting: a worker that cannot use the GPU takes no task
       System.out.println("GPU: the PyTorch engine sees " + CudaCheck.gpuCount() + " GPU(s)");
     }

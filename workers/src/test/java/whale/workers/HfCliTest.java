@@ -145,7 +145,7 @@ class HfCliTest {
   @Test
   void theExampleSpecIsValidAndNamesAFixture() throws Exception {
     var spec = whale.workflows.SpecJson.parse(Files.readString(Path.of("../examples/hf-lora.json")));
-    assertEquals("lora", spec.finetune());
+    assertEquals(whale.workflows.Finetune.LORA, spec.finetune());
     // relative to the repository root, where `whale demo --spec examples/hf-lora.json` runs
     whale.activities.HfPolicy.checkDirectory(Path.of("..").resolve(spec.model().path()));
   }

@@ -181,8 +181,8 @@ class WhaleWorkflowTest {
     ExperimentSpec good = TinyRun.spec("invalid");
     ExperimentSpec bad = new ExperimentSpec(good.name(), good.task(), good.seed(), good.schedule(),
         good.data(), good.model(),
-        new ExperimentSpec.RsftSpec(8, 8, 1.0, 20, 0.5, 32, -1.0, null),
-        good.phases(), good.harness(), good.eval(), Map.of());
+        new ExperimentSpec.RsftSpec(8, 8, 1.0, 20, 0.5, 32, -1.0, null, null, null),
+        good.phases(), good.harness(), good.eval(), null, null, null, Map.of());
     WhaleWorkflow wf = client.newWorkflowStub(WhaleWorkflow.class, options("invalid"));
     WorkflowFailedException e = assertThrows(WorkflowFailedException.class, () -> wf.run(bad, null));
     ApplicationFailure cause = assertInstanceOf(ApplicationFailure.class, e.getCause());

@@ -10,7 +10,8 @@ import java.util.Map;
  * results table ({@code examples/math-compare.json}).
  *
  * @param experiment the shared spec; its {@code schedule} and {@code seed} are replaced per cell
- * @param schedules e.g. whale, whale-adaptive, weight-only, harness-only, stagewise, fst
+ * @param schedules {@link Schedule} spellings as written (checked by {@link #problems}): whale,
+ *     whale-adaptive, weight-only, harness-only, stagewise, fst
  * @param seeds one run per schedule and seed; the data seed stays the experiment's, so every cell
  *     sees the same problems
  */
@@ -23,8 +24,7 @@ public record ComparisonSpec(
   public ComparisonSpec {
     name = name == null ? "comparison" : name;
     experiment = experiment == null ? ExperimentSpec.defaults() : experiment;
-    schedules = schedules == null ? List.of("whale", "whale-adaptive", "weight-only", "harness-only",
-        "stagewise", "fst") : List.copyOf(schedules);
+    schedules = schedules == null ? Spelled.inOrder(Schedule.class) : List.copyOf(schedules);
     seeds = seeds == null ? List.of(1L, 2L) : List.copyOf(seeds);
     unknown = unknown == null ? Map.of() : Map.copyOf(unknown);
   }
@@ -54,8 +54,8 @@ public record ComparisonSpec(
       out.add("seeds: each seed once, got " + seeds);
     }
     for (String s : schedules) {
-      if (!SpecValidator.SCHEDULES.contains(s)) {
-        out.add("schedules: '" + s + "' is not one of " + new java.util.TreeSet<>(SpecValidator.SCHEDULES));
+      if (Spelled.find(Schedule.class, s).isEmpty()) {
+        out.add("schedules: '" + s + "' is not one of " + Spelled.spellings(Schedule.class));
       }
     }
     for (String p : SpecValidator.problems(experiment)) {

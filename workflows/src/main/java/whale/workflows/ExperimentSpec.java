@@ -31,7 +31,7 @@ public record ExperimentSpec(
     name = name == null ? "whale" : name;
     task = task == null ? "math" : task;
     seed = seed == null ? 1L : seed;
-    schedule = schedule == null ? "whale" : schedule;
+    schedule = schedule == null ? Schedule.WHALE.json() : schedule;
     data = data == null ? DataSpec.defaults() : data;
     model = model == null ? ModelSpec.defaults() : model;
     rsft = rsft == null ? RsftSpec.defaults() : rsft;
@@ -43,24 +43,18 @@ public record ExperimentSpec(
     unknown = unknown == null ? Map.of() : Map.copyOf(unknown);
   }
 
-  /** A spec with the default workflow section. */
-  public ExperimentSpec(String name, String task, Long seed, String schedule, DataSpec data,
-      ModelSpec model, RsftSpec rsft, PhaseSpec phases, HarnessSpec harness, EvalSpec eval,
-      Map<String, Object> unknown) {
-    this(name, task, seed, schedule, data, model, rsft, phases, harness, eval, null, null, null, unknown);
-  }
-
-  /** A spec with the default checkpoints section. */
-  public ExperimentSpec(String name, String task, Long seed, String schedule, DataSpec data,
-      ModelSpec model, RsftSpec rsft, PhaseSpec phases, HarnessSpec harness, EvalSpec eval,
-      WorkflowSpec workflow, Map<String, Object> unknown) {
-    this(name, task, seed, schedule, data, model, rsft, phases, harness, eval, workflow, null, null,
-        unknown);
-  }
-
   public static ExperimentSpec defaults() {
     return new ExperimentSpec(null, null, null, null, null, null, null, null, null, null, null, null,
         null, null);
+  }
+
+  /**
+   * {@link #schedule} as the closed set it is; for a valid spec ({@link SpecValidator} checks the
+   * spelling, so that a workflow started with a bad one fails naming it rather than failing to
+   * decode its input: the record keeps the string as written).
+   */
+  public Schedule scheduleKind() {
+    return Schedule.of(schedule);
   }
 
   /** The same spec under another schedule and seed (a comparison's cell). */
@@ -100,21 +94,8 @@ public record ExperimentSpec(
       unknown = unknown == null ? Map.of() : Map.copyOf(unknown);
     }
 
-    /** Generated data of the given sizes. */
-    public DataSpec(Long seed, Integer weightProblems, Integer harnessProblems, Integer testProblems,
-        Map<String, Object> unknown) {
-      this(seed, weightProblems, harnessProblems, testProblems, null, null, null, null, null, unknown);
-    }
-
-    /** Dataset files, no judge. */
-    public DataSpec(Long seed, Integer weightProblems, Integer harnessProblems, Integer testProblems,
-        String format, String trainFile, String testFile, String corpusFile, Map<String, Object> unknown) {
-      this(seed, weightProblems, harnessProblems, testProblems, format, trainFile, testFile, corpusFile, null,
-          unknown);
-    }
-
     public static DataSpec defaults() {
-      return new DataSpec(null, null, null, null, null);
+      return new DataSpec(null, null, null, null, null, null, null, null, null, null);
     }
   }
 
@@ -195,18 +176,20 @@ public record ExperimentSpec(
       pretrainLearningRate = pretrainLearningRate == null ? 3e-3 : pretrainLearningRate;
       pretrainDocuments = pretrainDocuments == null ? 20000 : pretrainDocuments;
       if (HUGGINGFACE.equals(source)) {
-        dtype = dtype == null ? "float32" : dtype;
-        device = device == null ? "cpu" : device;
+        dtype = dtype == null ? Dtype.FLOAT32.json() : dtype;
+        device = device == null ? Device.CPU.json() : device;
       }
       unknown = unknown == null ? Map.of() : Map.copyOf(unknown);
     }
 
-    /** The builtin model of the given size and pretraining. */
-    public ModelSpec(Integer contextLength, Integer dModel, Integer layers, Integer heads,
-        Integer pretrainSteps, Integer pretrainBatch, Double pretrainLearningRate,
-        Integer pretrainDocuments, Map<String, Object> unknown) {
-      this(contextLength, dModel, layers, heads, pretrainSteps, pretrainBatch, pretrainLearningRate,
-          pretrainDocuments, null, null, null, null, null, null, unknown);
+    /**
+     * The builtin model of this size and pretraining (its Hugging Face fields do not apply): what
+     * the learning tests and benchmarks vary.
+     */
+    public static ModelSpec builtin(int contextLength, int dModel, int layers, int heads,
+        int pretrainSteps, int pretrainBatch, double pretrainLearningRate, int pretrainDocuments) {
+      return new ModelSpec(contextLength, dModel, layers, heads, pretrainSteps, pretrainBatch,
+          pretrainLearningRate, pretrainDocuments, null, null, null, null, null, null, null);
     }
 
     /** A Hugging Face model directory on the CPU in float32. */
@@ -226,8 +209,22 @@ public record ExperimentSpec(
       return HUGGINGFACE.equals(source);
     }
 
+    /**
+     * {@link #dtype} as the closed set it is (the record keeps the string as written, see
+     * {@link ExperimentSpec#scheduleKind}); null for the builtin model.
+     */
+    public Dtype dtypeKind() {
+      return dtype == null ? null : Dtype.of(dtype);
+    }
+
+    /** {@link #device} as the closed set it is; null for the builtin model. */
+    public Device deviceKind() {
+      return device == null ? null : Device.of(device);
+    }
+
     public static ModelSpec defaults() {
-      return new ModelSpec(null, null, null, null, null, null, null, null, null);
+      return new ModelSpec(null, null, null, null, null, null, null, null, null, null, null, null,
+          null, null, null);
     }
   }
 
@@ -265,15 +262,8 @@ public record ExperimentSpec(
       unknown = unknown == null ? Map.of() : Map.copyOf(unknown);
     }
 
-    public RsftSpec(Integer promptsPerStep, Integer samplesPerPrompt, Double temperature,
-        Integer topK, Double acceptThreshold, Integer minibatch, Double learningRate,
-        Map<String, Object> unknown) {
-      this(promptsPerStep, samplesPerPrompt, temperature, topK, acceptThreshold, minibatch,
-          learningRate, null, null, unknown);
-    }
-
     public static RsftSpec defaults() {
-      return new RsftSpec(null, null, null, null, null, null, null, null);
+      return new RsftSpec(null, null, null, null, null, null, null, null, null, null);
     }
   }
 
@@ -298,9 +288,13 @@ public record ExperimentSpec(
     }
   }
 
-  /** How RSFT trains the model: rsft.finetune, or its default for model.source. */
-  public String finetune() {
-    return rsft.finetune() != null ? rsft.finetune() : model.usesHuggingFace() ? "lora" : "full";
+  /**
+   * How RSFT trains the model: rsft.finetune (a valid spec's, see {@link #scheduleKind}), or its
+   * default for model.source.
+   */
+  public Finetune finetune() {
+    return rsft.finetune() != null ? Finetune.of(rsft.finetune())
+        : model.usesHuggingFace() ? Finetune.LORA : Finetune.FULL;
   }
 
   /** The LoRA settings RSFT uses when {@link #finetune} is lora. */
@@ -339,15 +333,8 @@ public record ExperimentSpec(
       unknown = unknown == null ? Map.of() : Map.copyOf(unknown);
     }
 
-    /** The fixed schedule's fields; the adaptive ones take their defaults. */
-    public PhaseSpec(Double weightEpochsPerPhase, Integer harnessIterationsPerPhase,
-        Double weightBudgetEpochs, Integer maxRounds, Map<String, Object> unknown) {
-      this(weightEpochsPerPhase, harnessIterationsPerPhase, weightBudgetEpochs, maxRounds, null, null,
-          null, null, null, null, unknown);
-    }
-
     public static PhaseSpec defaults() {
-      return new PhaseSpec(null, null, null, null, null);
+      return new PhaseSpec(null, null, null, null, null, null, null, null, null, null, null);
     }
   }
 
@@ -390,7 +377,7 @@ public record ExperimentSpec(
         "tools");
 
     public HarnessSpec {
-      proposer = proposer == null ? "template" : proposer;
+      proposer = proposer == null ? Proposer.TEMPLATE.json() : proposer;
       candidatesPerIteration = candidatesPerIteration == null ? 3 : candidatesPerIteration;
       turnBudget = turnBudget == null ? 16 : turnBudget;
       episodeTimeoutSeconds = episodeTimeoutSeconds == null ? 30 : episodeTimeoutSeconds;
@@ -403,11 +390,9 @@ public record ExperimentSpec(
       unknown = unknown == null ? Map.of() : Map.copyOf(unknown);
     }
 
-    /** The template proposer's fields only (the others take their defaults). */
-    public HarnessSpec(String proposer, Integer candidatesPerIteration, Integer turnBudget,
-        Integer episodeTimeoutSeconds, Map<String, Object> unknown) {
-      this(proposer, candidatesPerIteration, turnBudget, episodeTimeoutSeconds, null, null, null, null, null,
-          null, null, null, unknown);
+    /** {@link #proposer} as the closed set it is (see {@link ExperimentSpec#scheduleKind}). */
+    public Proposer proposerKind() {
+      return Proposer.of(proposer);
     }
 
     public static HarnessSpec defaults() {
@@ -428,10 +413,6 @@ public record ExperimentSpec(
       k = k == null ? 8 : k;
       everyEpochs = everyEpochs == null ? 0.1 : everyEpochs;
       unknown = unknown == null ? Map.of() : Map.copyOf(unknown);
-    }
-
-    public EvalSpec(Integer k, Map<String, Object> unknown) {
-      this(k, null, unknown);
     }
 
     public static EvalSpec defaults() {

@@ -91,7 +91,7 @@ public class HarnessSearchWorkflowImpl extends PhaseControls implements HarnessS
           "propose %d candidates (round %d, iteration %d)%s",
           spec.harness().candidatesPerIteration(), plan.round(), it,
           plan.promptOnly() ? ", prompt only" : ""))
-          .propose(new ProposeRequest(task, spec.harness().proposer(), phaseId, it,
+          .propose(new ProposeRequest(task, spec.harness().proposerKind(), phaseId, it,
               spec.harness().candidatesPerIteration(),
               Seeds.mix(spec.seed(), SeedStreams.PROPOSE, plan.round(), it), List.copyOf(archive),
               spec.harness(), plan.promptOnly(), in.incoming().sourceRef()));
@@ -154,7 +154,7 @@ public class HarnessSearchWorkflowImpl extends PhaseControls implements HarnessS
       String checkpointRef, CandidateInfo c, long seed, int round, int iteration) {
     return WorkflowStubs.eval(String.format(Locale.ROOT, "score %s (round %d, iteration %d)",
         c.name(), round, iteration))
-        .evaluate(new EvalRequest(task, checkpointRef, c.sourceRef(), "harness", 1, seed, episodes,
-            "round " + round + " iteration " + iteration + " " + c.name()));
+        .evaluate(new EvalRequest(task, checkpointRef, c.sourceRef(), EvalRequest.Split.HARNESS, 1,
+            seed, episodes, "round " + round + " iteration " + iteration + " " + c.name()));
   }
 }

@@ -23,8 +23,9 @@ final class SeedStreams {
   static Evaluated testEval(ExperimentSpec spec, String phase, int round, int steps, long rollouts,
       String checkpointRef, String harnessRef, String label) {
     MeanAtKResult r = WorkflowStubs.eval("test mean@" + spec.eval().k() + " after " + label)
-        .evaluate(new EvalRequest(TaskRef.of(spec), checkpointRef, harnessRef, "test",
-            spec.eval().k(), Seeds.mix(spec.seed(), TEST), EpisodeSettings.of(spec), label));
+        .evaluate(new EvalRequest(TaskRef.of(spec), checkpointRef, harnessRef,
+            EvalRequest.Split.TEST, spec.eval().k(), Seeds.mix(spec.seed(), TEST),
+            EpisodeSettings.of(spec), label));
     return new Evaluated(RunEvent.testEval(phase, round, steps, rollouts, r.meanAtK(), r.passAtK(),
         r.majAtK(), r.meanTurns(), checkpointRef, harnessRef, Workflow.currentTimeMillis()),
         r.rollouts());

@@ -19,11 +19,7 @@ public final class SpecValidator {
       "chess", Set.of("builtin", "lichess"),
       "searchqa", Set.of("builtin", "jsonl"));
   public static final Set<String> TASKS = FORMATS.keySet();
-  public static final Set<String> SCHEDULES = Set.of("whale", "whale-adaptive", "weight-only",
-      "harness-only", "stagewise", "fst");
-  public static final Set<String> PROPOSERS = Set.of("template", "openai", "command");
   public static final Set<String> SOURCES = Set.of("builtin", "huggingface");
-  public static final Set<String> FINETUNES = Set.of("full", "lora");
   /** The modules LoRA adapts (whale.model.hf.LoraAdapters.TARGETS; a test keeps them equal). */
   public static final Set<String> LORA_TARGETS =
       Set.of("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj");
@@ -54,7 +50,7 @@ public final class SpecValidator {
       problems.add("name: must be 1 to 100 characters, got '" + s.name() + "'");
     }
     oneOf("task", s.task(), TASKS);
-    oneOf("schedule", s.schedule(), SCHEDULES);
+    oneOf("schedule", s.schedule(), Schedule.class);
 
     var d = s.data();
     unknown("data.", d.unknown());
@@ -97,6 +93,12 @@ public final class SpecValidator {
       range("data.judge.timeoutSeconds", j.timeoutSeconds(), 1, 3600);
     }
 
+    var r = s.rsft();
+    // rsft.finetune as written (checked below), or its default for model.source
+    String finetune = r.finetune() != null ? r.finetune()
+        : (s.model().usesHuggingFace() ? Finetune.LORA : Finetune.FULL).json();
+    boolean lora = Finetune.LORA.json().equals(finetune);
+
     var m = s.model();
     unknown("model.", m.unknown());
     range("model.contextLength", m.contextLength(), 32, 4096);
@@ -129,15 +131,15 @@ public final class SpecValidator {
         problems.add("model.dtype: bfloat16 is not supported (DJL's PyTorch engine aborts on "
             + "bfloat16 tensors); bfloat16 checkpoints load as float32 or float16");
       } else {
-        oneOf("model.dtype", m.dtype(), Set.of("float32", "float16"));
+        oneOf("model.dtype", m.dtype(), Dtype.class);
       }
-      if (m.dtype().equals("float16") && !"lora".equals(s.finetune())) {
+      if (m.dtype().equals(Dtype.FLOAT16.json()) && !lora) {
         problems.add("model.dtype: float16 holds the frozen base under rsft.finetune lora, but "
-            + "rsft.finetune is " + s.finetune() + ": trainable parameters and AdamW moments stay "
+            + "rsft.finetune is " + finetune + ": trainable parameters and AdamW moments stay "
             + "float32 (use model.dtype float32 for full fine-tuning)");
       }
       // cpu or cuda: whether the worker can reach a GPU is checked where the model loads
-      oneOf("model.device", m.device(), Set.of("cpu", "cuda"));
+      oneOf("model.device", m.device(), Device.class);
     } else {
       if (m.pretrainCorpus() != null) {
         oneOf("model.pretrainCorpus", m.pretrainCorpus(), Set.of(ExperimentSpec.ModelSpec.CHAT_CORPUS));
@@ -155,7 +157,6 @@ public final class SpecValidator {
       }
     }
 
-    var r = s.rsft();
     unknown("rsft.", r.unknown());
     range("rsft.promptsPerStep", r.promptsPerStep(), 1, 100_000);
     range("rsft.samplesPerPrompt", r.samplesPerPrompt(), 1, 1024);
@@ -165,17 +166,17 @@ public final class SpecValidator {
     range("rsft.minibatch", r.minibatch(), 1, 100_000);
     rangeOpenLow("rsft.learningRate", r.learningRate(), 0, 1);
     if (r.finetune() != null) {
-      oneOf("rsft.finetune", r.finetune(), FINETUNES);
+      oneOf("rsft.finetune", r.finetune(), Finetune.class);
     }
-    if ("lora".equals(s.finetune()) && !m.usesHuggingFace()) {
+    if (lora && !m.usesHuggingFace()) {
       problems.add("rsft.finetune: lora needs model.source huggingface (the builtin model trains "
           + "all its weights)");
     }
     if (r.lora() != null) {
       var l = r.lora();
       unknown("rsft.lora.", l.unknown());
-      if (!"lora".equals(s.finetune())) {
-        problems.add("rsft.lora: only read when rsft.finetune is lora, but it is " + s.finetune());
+      if (!lora) {
+        problems.add("rsft.lora: only read when rsft.finetune is lora, but it is " + finetune);
       }
       range("rsft.lora.rank", l.rank(), 1, 4096);
       rangeOpenLow("rsft.lora.alpha", l.alpha(), 0, 1_000_000);
@@ -213,7 +214,7 @@ public final class SpecValidator {
 
     var h = s.harness();
     unknown("harness.", h.unknown());
-    oneOf("harness.proposer", h.proposer(), PROPOSERS);
+    oneOf("harness.proposer", h.proposer(), Proposer.class);
     range("harness.candidatesPerIteration", h.candidatesPerIteration(), 1, 64);
     range("harness.turnBudget", h.turnBudget(), 1, 16);
     range("harness.episodeTimeoutSeconds", h.episodeTimeoutSeconds(), 1, 3600);
@@ -227,7 +228,7 @@ public final class SpecValidator {
     if (h.maxTemperature() != null) {
       range("harness.maxTemperature", h.maxTemperature(), 0, 10);
     }
-    if ("openai".equals(h.proposer())) {
+    if (Proposer.OPENAI.json().equals(h.proposer())) {
       if (!h.openaiBaseUrl().startsWith("http://") && !h.openaiBaseUrl().startsWith("https://")) {
         problems.add("harness.openaiBaseUrl: the openai proposer needs an http(s) base URL, got '"
             + h.openaiBaseUrl() + "'");
@@ -236,7 +237,8 @@ public final class SpecValidator {
         problems.add("harness.openaiModel: the openai proposer needs a model name");
       }
     }
-    if ("command".equals(h.proposer()) && (h.command().isEmpty() || h.command().get(0).isBlank())) {
+    if (Proposer.COMMAND.json().equals(h.proposer())
+        && (h.command().isEmpty() || h.command().get(0).isBlank())) {
       problems.add("harness.command: the command proposer needs a program to run");
     }
     range("harness.commandTimeoutSeconds", h.commandTimeoutSeconds(), 1, 86_400);
@@ -259,6 +261,7 @@ public final class SpecValidator {
     var ro = s.rollouts();
     if (ro != null) {
       unknown("rollouts.", ro.unknown());
+      oneOf("rollouts.backend", ro.backend(), Spelled.spellings(whale.workflows.activities.Rollouts.Backend.class));
       for (String url : ro.servers()) {
         java.net.URI u;
         try {
@@ -283,7 +286,7 @@ public final class SpecValidator {
         problems.add("rollouts.backend: vllm serves a Hugging Face model, but the model is the builtin "
             + "character model (model.source huggingface, or rollouts.backend local)");
       }
-      if (ro.vllm() && "full".equals(s.finetune())) {
+      if (ro.vllm() && s.finetune() == Finetune.FULL) {
         // a full step's weights would have to replace the server's (a restart of a minute or
         // more per step, or reload_weights, which has returned stale weights: vllm#32718)
         problems.add("rollouts.backend: vllm takes each RSFT step as a LoRA adapter; rsft.finetune "
@@ -304,6 +307,13 @@ public final class SpecValidator {
   private void oneOf(String field, String value, Set<String> allowed) {
     if (!allowed.contains(value)) {
       problems.add(field + ": must be one of " + new TreeSet<>(allowed) + ", got '" + value + "'");
+    }
+  }
+
+  private <E extends Enum<E> & Spelled> void oneOf(String field, String value, Class<E> closed) {
+    if (Spelled.find(closed, value).isEmpty()) {
+      problems.add(field + ": must be one of " + Spelled.spellings(closed) + ", got '" + value
+          + "'");
     }
   }
 

@@ -89,7 +89,7 @@ public class WhaleWorkflowImpl implements WhaleWorkflow {
       if (controls.stopRequested()) {
         break;
       }
-      PhasePlanner.Phase next = limits.planner(spec.schedule())
+      PhasePlanner.Phase next = limits.planner(spec.scheduleKind())
           .next(new PhasePlanner.Progress(round, spent.steps(), lastPhase));
       if (next.kind() == PhasePlanner.Kind.DONE) {
         break;
@@ -428,7 +428,7 @@ public class WhaleWorkflowImpl implements WhaleWorkflow {
     if (limits == null) {
       throw new IllegalStateException("the run has not started its schedule yet");
     }
-    List<String> problems = limits.problems(a, spec.schedule(), spent.steps());
+    List<String> problems = limits.problems(a, spec.scheduleKind(), spent.steps());
     if (!problems.isEmpty()) {
       throw new IllegalArgumentException(String.join("; ", problems));
     }

@@ -306,13 +306,13 @@ final class Fakes {
       int step = step(r.checkpointRef());
       String name = harnessName(r.harnessRef());
       switch (r.split()) {
-        case "harness" -> {
+        case HARNESS -> {
           Score s = harnessScore.apply(name, step);
           int problems = r.task().harnessProblems();
           return record(r, "score " + name + " @" + step, new MeanAtKResult(s.success(), s.success(),
               s.success(), s.meanTurns(), r.k(), problems, problems * r.k(), ref("traces " + r)));
         }
-        case "test" -> {
+        case TEST -> {
           double mean = testMean.meanAt(step, name, r.seed());
           int problems = r.task().testProblems();
           return record(r, "test " + step + "@" + name + ": " + r.label(), new MeanAtKResult(mean,

@@ -12,7 +12,7 @@ class RunTableTest {
 
   static ExperimentSpec spec(String name, int k) {
     return new ExperimentSpec(name, null, null, null, null, null, null, null, null,
-        new ExperimentSpec.EvalSpec(k, null), null);
+        new ExperimentSpec.EvalSpec(k, null, null), null, null, null, null);
   }
 
   static List<String> rows(String md) {

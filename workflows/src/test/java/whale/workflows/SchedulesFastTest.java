@@ -307,8 +307,9 @@ class SchedulesFastTest extends FastTierTest {
   void anInvalidSpecFailsTheRunBeforeAnyActivityAndNamesTheField(WorkflowClient client) {
     ExperimentSpec good = spec("whale");
     ExperimentSpec bad = new ExperimentSpec(good.name(), good.task(), good.seed(), "nope",
-        good.data(), good.model(), new ExperimentSpec.RsftSpec(8, 4, 1.0, 20, 0.5, 64, -1.0, null),
-        good.phases(), good.harness(), good.eval(), Map.of());
+        good.data(), good.model(),
+        new ExperimentSpec.RsftSpec(8, 4, 1.0, 20, 0.5, 64, -1.0, null, null, null),
+        good.phases(), good.harness(), good.eval(), null, null, null, Map.of());
     WorkflowFailedException e = assertThrows(WorkflowFailedException.class,
         () -> stub(client, "invalid").run(bad, null));
     ApplicationFailure f = assertInstanceOf(ApplicationFailure.class, e.getCause());

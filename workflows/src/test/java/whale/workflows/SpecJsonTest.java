@@ -148,12 +148,14 @@ class SpecJsonTest {
   @Test
   void nonDefaultSpecRoundTripsUnchanged() {
     ExperimentSpec s = new ExperimentSpec("run-7 \"quoted\" ünïcode", "math", -42L, "whale",
-        new ExperimentSpec.DataSpec(Long.MAX_VALUE, 1000, 64, 32, null),
-        new ExperimentSpec.ModelSpec(256, 96, 3, 3, 0, 16, 1e-4, 500, null),
-        new ExperimentSpec.RsftSpec(100, 4, 0.7, 0, 0.25, 16, 0.1 + 0.2, null),
-        new ExperimentSpec.PhaseSpec(0.3, 2, 1.7, 5, null),
-        new ExperimentSpec.HarnessSpec("template", 5, 12, 3600, null),
-        new ExperimentSpec.EvalSpec(4, null), null);
+        new ExperimentSpec.DataSpec(Long.MAX_VALUE, 1000, 64, 32, null, null, null, null, null,
+            null),
+        ExperimentSpec.ModelSpec.builtin(256, 96, 3, 3, 0, 16, 1e-4, 500),
+        new ExperimentSpec.RsftSpec(100, 4, 0.7, 0, 0.25, 16, 0.1 + 0.2, null, null, null),
+        new ExperimentSpec.PhaseSpec(0.3, 2, 1.7, 5, null, null, null, null, null, null, null),
+        new ExperimentSpec.HarnessSpec("template", 5, 12, 3600, null, null, null, null, null, null,
+            null, null, null),
+        new ExperimentSpec.EvalSpec(4, null, null), null, null, null, null);
     assertEquals(List.of(), SpecValidator.problems(s));
     ExperimentSpec back = SpecJson.parse(SpecJson.write(s));
     assertEquals(s, back);
@@ -168,18 +170,19 @@ class SpecJsonTest {
       int weight = 8 + rnd.nextInt(5000);
       ExperimentSpec s = new ExperimentSpec("r" + i, null, rnd.nextLong(), null,
           new ExperimentSpec.DataSpec(rnd.nextLong(), weight, 1 + rnd.nextInt(1000),
-              1 + rnd.nextInt(1000), null),
-          new ExperimentSpec.ModelSpec(32 + rnd.nextInt(1000), heads * (8 + rnd.nextInt(64)),
+              1 + rnd.nextInt(1000), null, null, null, null, null, null),
+          ExperimentSpec.ModelSpec.builtin(32 + rnd.nextInt(1000), heads * (8 + rnd.nextInt(64)),
               1 + rnd.nextInt(8), heads, rnd.nextInt(1000), 1 + rnd.nextInt(128),
-              1e-6 + rnd.nextDouble() * 0.5, 1 + rnd.nextInt(1000), null),
+              1e-6 + rnd.nextDouble() * 0.5, 1 + rnd.nextInt(1000)),
           new ExperimentSpec.RsftSpec(1 + rnd.nextInt(weight), 1 + rnd.nextInt(16),
               rnd.nextDouble() * 10, rnd.nextInt(100), rnd.nextDouble(), 1 + rnd.nextInt(128),
-              1e-9 + rnd.nextDouble() * 0.9, null),
+              1e-9 + rnd.nextDouble() * 0.9, null, null, null),
           new ExperimentSpec.PhaseSpec(1e-3 + rnd.nextDouble() * 5, 1 + rnd.nextInt(20),
-              1e-3 + rnd.nextDouble() * 20, 1 + rnd.nextInt(30), null),
+              1e-3 + rnd.nextDouble() * 20, 1 + rnd.nextInt(30), null, null, null, null, null, null,
+              null),
           new ExperimentSpec.HarnessSpec(null, 1 + rnd.nextInt(64), 1 + rnd.nextInt(16),
-              1 + rnd.nextInt(3600), null),
-          new ExperimentSpec.EvalSpec(1 + rnd.nextInt(1024), null), null);
+              1 + rnd.nextInt(3600), null, null, null, null, null, null, null, null, null),
+          new ExperimentSpec.EvalSpec(1 + rnd.nextInt(1024), null, null), null, null, null, null);
       assertEquals(List.of(), SpecValidator.problems(s), s.toString());
       assertEquals(s, SpecJson.parse(SpecJson.write(s)));
     }

@@ -27,6 +27,7 @@ import whale.chat.ChatTemplate;
 import whale.chat.Message;
 import whale.model.gguf.GgufFile.ValueType;
 import whale.model.hf.HfConfig;
+import whale.model.hf.HfModel;
 import whale.model.hf.HfTokenizer;
 import whale.model.hf.LlamaDecoder;
 import whale.model.hf.Safetensors;
@@ -43,7 +44,7 @@ class GgufImporterTest {
   private Path importTiny(boolean tied, String pre, String dtype) throws IOException {
     Path gguf = GgufFixtures.tinyLlama(tied, pre).write(tmp.resolve("tiny.gguf"));
     Path out = tmp.resolve("out-" + tied + "-" + pre + "-" + dtype);
-    GgufImporter.Result r = GgufImporter.importFile(gguf, out, dtype, false);
+    GgufImporter.Result r = GgufImporter.importFile(gguf, out, HfModel.Placement.Dtype.of(dtype), false);
     assertEquals(out.toAbsolutePath(), r.out());
     return out;
   }
@@ -260,11 +261,11 @@ class GgufImporterTest {
     Path out = Files.createDirectories(tmp.resolve("out"));
     Files.writeString(out.resolve("mine.txt"), "keep me");
     String msg = assertThrows(IOException.class,
-        () -> GgufImporter.importFile(gguf, out, "float32", false)).getMessage();
+        () -> GgufImporter.importFile(gguf, out, HfModel.Placement.Dtype.FLOAT32, false)).getMessage();
     assertTrue(msg.contains("already exists (pass --force to replace it)"), msg);
     assertEquals("keep me", Files.readString(out.resolve("mine.txt")));
 
-    GgufImporter.importFile(gguf, out, "float32", true);
+    GgufImporter.importFile(gguf, out, HfModel.Placement.Dtype.FLOAT32, true);
     assertFalse(Files.exists(out.resolve("mine.txt")), "--force replaces the directory");
     try (Stream<Path> s = Files.list(out)) {
       assertEquals(List.of("config.json", "generation_config.json", "model.safetensors",
@@ -281,7 +282,7 @@ class GgufImporterTest {
   private void assertRefused(Path gguf, String expected) throws IOException {
     Path out = tmp.resolve("out");
     String msg = assertThrows(IOException.class,
-        () -> GgufImporter.importFile(gguf, out, "float32", false)).getMessage();
+        () -> GgufImporter.importFile(gguf, out, HfModel.Placement.Dtype.FLOAT32, false)).getMessage();
     assertTrue(msg.contains(expected), "expected \"" + expected + "\" in: " + msg);
     assertFalse(Files.exists(out), "nothing at --out");
     assertEquals(List.of(gguf.getFileName().toString()), listing(), "no temporary directory left");

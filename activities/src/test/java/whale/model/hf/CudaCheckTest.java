@@ -102,7 +102,7 @@ class CudaCheckTest {
     }
     CudaCheck.GpuUnavailableException e = assertThrows(CudaCheck.GpuUnavailableException.class,
         () -> HfModel.load(HfFixtures.dir("qwen2"), List.of(),
-            new HfModel.Placement("float16", "cuda")));
+            HfModel.Placement.of("float16", "cuda")));
     assertEquals(expected, e.getMessage());
   }
 }

@@ -172,10 +172,10 @@ class Float16BaseTest {
   @Test
   void placementRefusesUnknownValuesByField() {
     String msg = assertThrows(IllegalArgumentException.class,
-        () -> new HfModel.Placement("bfloat16", "cpu")).getMessage();
+        () -> HfModel.Placement.of("bfloat16", "cpu")).getMessage();
     assertTrue(msg.startsWith("model.dtype: "), msg);
     msg = assertThrows(IllegalArgumentException.class,
-        () -> new HfModel.Placement("float32", "tpu")).getMessage();
+        () -> HfModel.Placement.of("float32", "tpu")).getMessage();
     assertTrue(msg.startsWith("model.device: "), msg);
   }
 }

@@ -27,7 +27,7 @@ final class HfFixtures {
   private HfFixtures() {}
 
   static boolean cuda() {
-    return new HfModel.Placement("float32", DEVICE).device().equals("cuda");
+    return HfModel.Placement.of("float32", DEVICE).device() == HfModel.Placement.Device.CUDA;
   }
 
   /** A manager on the test device; on cuda, a process that cannot use a GPU fails saying why. */
@@ -41,7 +41,7 @@ final class HfFixtures {
 
   /** {@code dtype} on the test device. */
   static HfModel.Placement placement(String dtype) {
-    return new HfModel.Placement(dtype, DEVICE);
+    return HfModel.Placement.of(dtype, DEVICE);
   }
 
   static Path root() {

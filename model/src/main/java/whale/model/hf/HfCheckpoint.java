@@ -56,8 +56,8 @@ public final class HfCheckpoint {
     HfExport.writeF32(tmp.resolve(OPTIMIZER), moments);
     ObjectNode meta = JSON.createObjectNode();
     meta.put("finetune", lora ? "lora" : "full");
-    meta.put("dtype", model.placement().dtype());
-    meta.put("device", model.placement().device());
+    meta.put("dtype", model.placement().dtype().spelling());
+    meta.put("device", model.placement().device().spelling());
     meta.put("base", model.directory().toAbsolutePath().toString());
     meta.put("baseFingerprint", fingerprint(model.directory()));
     meta.put("optimizerSteps", opt.stepCount());
@@ -78,7 +78,7 @@ public final class HfCheckpoint {
     String finetune = meta.path("finetune").asText();
     HfModel.Placement placement;
     try {
-      placement = new HfModel.Placement(meta.path("dtype").asText("float32"),
+      placement = HfModel.Placement.of(meta.path("dtype").asText("float32"),
           meta.path("device").asText("cpu"));
     } catch (IllegalArgumentException e) {
       throw new IOException(metaFile + ": " + e.getMessage(), e);

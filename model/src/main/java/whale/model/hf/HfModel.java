@@ -46,28 +46,96 @@ public final class HfModel implements Policy {
 
   /**
    * Where the model lives and in what precision: {@code model.dtype} (float32, or float16 for the
-   * frozen base under LoRA) and {@code model.device} (cpu or cuda) of the spec.
+   * frozen base under LoRA) and {@code model.device} (cpu or cuda) of the spec. The spec's own
+   * enums ({@code whale.workflows.Dtype} and {@code Device}) have the same spellings: the workflows
+   * module sees no model module, so each side has its closed set, HfPolicy maps one to the other
+   * by spelling and a test keeps them equal.
    */
-  public record Placement(String dtype, String device) {
-    public static final Placement CPU_FLOAT32 = new Placement("float32", "cpu");
+  public record Placement(Placement.Dtype dtype, Placement.Device device) {
+    public static final Placement CPU_FLOAT32 = new Placement(Dtype.FLOAT32, Device.CPU);
+
+    /** The base weights' type. */
+    public enum Dtype {
+      FLOAT32("float32", DataType.FLOAT32),
+      FLOAT16("float16", DataType.FLOAT16);
+
+      private final String spelling;
+      private final DataType dataType;
+
+      Dtype(String spelling, DataType dataType) {
+        this.spelling = spelling;
+        this.dataType = dataType;
+      }
+
+      /** As spec files, checkpoints and the command line write it. */
+      public String spelling() {
+        return spelling;
+      }
+
+      @Override
+      public String toString() {
+        return spelling;
+      }
+
+      /** {@code spelling} (null: float32); an error naming model.dtype otherwise. */
+      public static Dtype of(String spelling) {
+        return spelling == null ? FLOAT32 : find(values(), spelling, "model.dtype");
+      }
+    }
+
+    /** Where the model runs. */
+    public enum Device {
+      CPU("cpu"),
+      CUDA("cuda");
+
+      private final String spelling;
+
+      Device(String spelling) {
+        this.spelling = spelling;
+      }
+
+      /** As spec files, checkpoints and the command line write it. */
+      public String spelling() {
+        return spelling;
+      }
+
+      @Override
+      public String toString() {
+        return spelling;
+      }
+
+      /** {@code spelling} (null: cpu); an error naming model.device otherwise. */
+      public static Device of(String spelling) {
+        return spelling == null ? CPU : find(values(), spelling, "model.device");
+      }
+    }
 
     public Placement {
-      dtype = dtype == null ? "float32" : dtype;
-      device = device == null ? "cpu" : device;
-      if (!dtype.equals("float32") && !dtype.equals("float16")) {
-        throw new IllegalArgumentException("model.dtype: float32 or float16, not \"" + dtype + "\"");
+      java.util.Objects.requireNonNull(dtype, "dtype");
+      java.util.Objects.requireNonNull(device, "device");
+    }
+
+    /** The placement spelled {@code dtype} and {@code device} (null: float32, cpu). */
+    public static Placement of(String dtype, String device) {
+      return new Placement(Dtype.of(dtype), Device.of(device));
+    }
+
+    private static <E extends Enum<E>> E find(E[] values, String spelling, String field) {
+      for (E e : values) {
+        if (e.toString().equals(spelling)) {
+          return e;
+        }
       }
-      if (!device.equals("cpu") && !device.equals("cuda")) {
-        throw new IllegalArgumentException("model.device: cpu or cuda, not \"" + device + "\"");
-      }
+      throw new IllegalArgumentException(field + ": " + values[0] + " or " + values[1] + ", not \""
+          + spelling + "\"");
     }
 
     DataType baseType() {
-      return dtype.equals("float16") ? DataType.FLOAT16 : DataType.FLOAT32;
+      return dtype.dataType;
     }
 
     boolean cuda() {
-      return device.equals("cuda");
+      return device == Device.CUDA;
     }
   }
 

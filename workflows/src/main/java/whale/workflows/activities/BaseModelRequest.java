@@ -2,6 +2,7 @@ package whale.workflows.activities;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
 import whale.workflows.ExperimentSpec;
+import whale.workflows.Finetune;
 
 /**
  * The base checkpoint: seeded pretraining of the builtin model on the task's generic format
@@ -16,7 +17,7 @@ public record BaseModelRequest(
     ExperimentSpec.ModelSpec model,
     long seed,
     // Absent for builtin, so its memo key is what it was before these fields existed.
-    @JsonInclude(JsonInclude.Include.NON_NULL) String finetune,
+    @JsonInclude(JsonInclude.Include.NON_NULL) Finetune finetune,
     @JsonInclude(JsonInclude.Include.NON_NULL) ExperimentSpec.LoraSpec lora) {
 
   /** The builtin model's pretraining. */
@@ -29,8 +30,8 @@ public record BaseModelRequest(
     if (!spec.model().usesHuggingFace()) {
       return new BaseModelRequest(task, spec.model(), seed);
     }
-    String finetune = spec.finetune();
+    Finetune finetune = spec.finetune();
     return new BaseModelRequest(task, spec.model(), seed, finetune,
-        "lora".equals(finetune) ? spec.lora() : null);
+        finetune == Finetune.LORA ? spec.lora() : null);
   }
 }

@@ -1,6 +1,7 @@
 package whale.workflows.activities;
 
 import java.util.List;
+import whale.workflows.Proposer;
 
 /**
  * Ask the proposer for new candidates after reading the phase's archive.
@@ -14,7 +15,7 @@ import java.util.List;
  */
 public record ProposeRequest(
     TaskRef task,
-    String proposer,
+    Proposer proposer,
     String phaseKey,
     int iteration,
     int candidates,
@@ -25,8 +26,8 @@ public record ProposeRequest(
     String incomingRef) {
 
   /** Any change allowed. */
-  public ProposeRequest(TaskRef task, String proposer, String phaseKey, int iteration, int candidates,
-      long seed, List<ArchiveEntry> archive, whale.workflows.ExperimentSpec.HarnessSpec harness) {
+  public ProposeRequest(TaskRef task, Proposer proposer, String phaseKey, int iteration,
+      int candidates, long seed, List<ArchiveEntry> archive, whale.workflows.ExperimentSpec.HarnessSpec harness) {
     this(task, proposer, phaseKey, iteration, candidates, seed, archive, harness, false, null);
   }
 }

@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.Locale;
 import whale.workflows.Adjustment;
 import whale.workflows.ExperimentSpec;
+import whale.workflows.Schedule;
 
 /**
  * A run's limits in steps and iterations: the weight budget, the patience rule's sizes and the
@@ -34,7 +35,7 @@ public record Limits(int stepsPerEpoch, int stepsPerWeightPhase, int budgetSteps
     return new PatienceRule(windowSteps, burnInSteps, patienceSteps);
   }
 
-  public PhasePlanner planner(String schedule) {
+  public PhasePlanner planner(Schedule schedule) {
     return new PhasePlanner(schedule, fixed(), harness);
   }
 
@@ -42,7 +43,7 @@ public record Limits(int stepsPerEpoch, int stepsPerWeightPhase, int budgetSteps
    * Why {@code a} cannot be applied now (empty when it can): nothing to change, a budget below the
    * steps already done, a patience for a schedule without one, values out of range.
    */
-  public List<String> problems(Adjustment a, String schedule, int stepsDone) {
+  public List<String> problems(Adjustment a, Schedule schedule, int stepsDone) {
     List<String> out = new ArrayList<>();
     if (a == null || (a.weightBudgetEpochs() == null && a.patienceEpochs() == null
         && a.harnessPatience() == null && a.harnessMaxIterations() == null)) {
@@ -60,7 +61,7 @@ public record Limits(int stepsPerEpoch, int stepsPerWeightPhase, int budgetSteps
             stepsDone / (double) stepsPerEpoch));
       }
     }
-    boolean adaptive = schedule.equals("whale-adaptive");
+    boolean adaptive = schedule == Schedule.WHALE_ADAPTIVE;
     if (a.patienceEpochs() != null) {
       if (!adaptive) {
         out.add("patienceEpochs: schedule " + schedule + " has no patience rule (only whale-adaptive)");

@@ -1,5 +1,7 @@
 package whale.workflows.schedule;
 
+import whale.workflows.Schedule;
+
 /**
  * Which phase comes next, for every schedule whale runs. Pure: the parent workflow asks it after
  * each phase with where the run stands, so the same decision holds after a crash, a replay or a
@@ -41,11 +43,11 @@ public final class PhasePlanner {
     public static final Progress START = new Progress(0, 0, null);
   }
 
-  private final String schedule;
+  private final Schedule schedule;
   private final FixedSchedule fixed;
   private final HarnessPatience adaptiveHarness;
 
-  public PhasePlanner(String schedule, FixedSchedule fixed, HarnessPatience adaptiveHarness) {
+  public PhasePlanner(Schedule schedule, FixedSchedule fixed, HarnessPatience adaptiveHarness) {
     this.schedule = schedule;
     this.fixed = fixed;
     this.adaptiveHarness = adaptiveHarness;
@@ -54,27 +56,26 @@ public final class PhasePlanner {
   public Phase next(Progress p) {
     boolean afterWeight = p.last() == Kind.WEIGHT;
     return switch (schedule) {
-      case "whale", "fst" -> afterWeight
+      case WHALE, FST -> afterWeight
           ? (fixed.harnessPhaseAfter(p.stepsDone())
               ? harness(p.round(), fixed.iterationsPerHarnessPhase(), null) : Phase.DONE)
           : (fixed.startsRound(p.round() + 1, p.stepsDone())
               ? weight(p.round() + 1, p.stepsDone() + fixed.weightSteps(p.stepsDone()), false)
               : Phase.DONE);
-      case "whale-adaptive" -> afterWeight
+      case WHALE_ADAPTIVE -> afterWeight
           ? (fixed.harnessPhaseAfter(p.stepsDone())
               ? harness(p.round(), adaptiveHarness.maxIterations(), adaptiveHarness) : Phase.DONE)
           : (fixed.startsRound(p.round() + 1, p.stepsDone())
               ? weight(p.round() + 1, fixed.budgetSteps(), true) : Phase.DONE);
-      case "weight-only" -> p.last() == null && fixed.budgetSteps() > p.stepsDone()
+      case WEIGHT_ONLY -> p.last() == null && fixed.budgetSteps() > p.stepsDone()
           ? weight(1, fixed.budgetSteps(), false) : Phase.DONE;
-      case "harness-only" -> p.round() < plannedHarnessPhases()
+      case HARNESS_ONLY -> p.round() < plannedHarnessPhases()
           ? harness(p.round() + 1, fixed.iterationsPerHarnessPhase(), null) : Phase.DONE;
-      case "stagewise" -> p.last() == null
+      case STAGEWISE -> p.last() == null
           ? weight(1, fixed.budgetSteps(), false)
           : afterWeight && plannedHarnessPhases() > 0
               ? harness(2, plannedHarnessPhases() * fixed.iterationsPerHarnessPhase(), null)
               : Phase.DONE;
-      default -> throw new IllegalArgumentException("unknown schedule '" + schedule + "'");
     };
   }
 
@@ -97,6 +98,6 @@ public final class PhasePlanner {
   }
 
   private Phase harness(int round, int iterations, HarnessPatience rule) {
-    return new Phase(Kind.HARNESS, round, 0, false, iterations, rule, schedule.equals("fst"));
+    return new Phase(Kind.HARNESS, round, 0, false, iterations, rule, schedule == Schedule.FST);
   }
 }

@@ -1,6 +1,7 @@
 package whale.workflows.schedule;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import whale.workflows.Schedule;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.List;
@@ -24,14 +25,14 @@ class LimitsTest {
   @Test
   void adjustmentsAreCheckedAgainstTheRun() {
     assertEquals(List.of("nothing to change: set weightBudgetEpochs, patienceEpochs, harnessPatience "
-        + "or harnessMaxIterations"), limits.problems(new Adjustment(null, null, null, null), "whale", 0));
-    assertTrue(limits.problems(new Adjustment(1.0, null, null, null), "whale", 20).get(0)
+        + "or harnessMaxIterations"), limits.problems(new Adjustment(null, null, null, null), Schedule.WHALE, 0));
+    assertTrue(limits.problems(new Adjustment(1.0, null, null, null), Schedule.WHALE, 20).get(0)
         .contains("16 steps, below the 20 steps already done"));
-    assertTrue(limits.problems(new Adjustment(null, 0.5, null, null), "whale", 0).get(0)
+    assertTrue(limits.problems(new Adjustment(null, 0.5, null, null), Schedule.WHALE, 0).get(0)
         .contains("no patience rule"));
-    assertTrue(limits.problems(new Adjustment(null, null, null, 3), "whale-adaptive", 0).get(0)
+    assertTrue(limits.problems(new Adjustment(null, null, null, 3), Schedule.WHALE_ADAPTIVE, 0).get(0)
         .contains("at least the minimum of 6"));
-    assertTrue(limits.problems(new Adjustment(2.0, 0.5, 3, 20), "whale-adaptive", 10).isEmpty());
+    assertTrue(limits.problems(new Adjustment(2.0, 0.5, 3, 20), Schedule.WHALE_ADAPTIVE, 10).isEmpty());
   }
 
   @Test

@@ -1,6 +1,7 @@
 package whale.workflows.schedule;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import whale.workflows.Schedule;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -19,7 +20,7 @@ class PhasePlannerTest {
 
   /** Runs a schedule to the end; weight phases may end early (switch, patience) at random. */
   static List<Phase> simulate(String schedule, FixedSchedule f, Random rnd, List<Integer> stepsAfter) {
-    PhasePlanner planner = new PhasePlanner(schedule, f, HarnessPatience.DEFAULT);
+    PhasePlanner planner = new PhasePlanner(Schedule.of(schedule), f, HarnessPatience.DEFAULT);
     List<Phase> phases = new ArrayList<>();
     Progress p = Progress.START;
     for (int guard = 0; guard < 1000; guard++) {
@@ -66,7 +67,7 @@ class PhasePlannerTest {
         }
         if (s.equals("harness-only")) {
           assertTrue(phases.stream().allMatch(p -> p.kind() == Kind.HARNESS));
-          assertEquals(new PhasePlanner(s, f, HarnessPatience.DEFAULT).plannedHarnessPhases(),
+          assertEquals(new PhasePlanner(Schedule.of(s), f, HarnessPatience.DEFAULT).plannedHarnessPhases(),
               phases.size());
         }
       }
@@ -94,7 +95,7 @@ class PhasePlannerTest {
   @Test
   void stagewiseRunsEveryHarnessIterationOfWhaleInOnePhase() {
     FixedSchedule f = new FixedSchedule(4, 2, 5, 3, 30);
-    PhasePlanner p = new PhasePlanner("stagewise", f, HarnessPatience.DEFAULT);
+    PhasePlanner p = new PhasePlanner(Schedule.STAGEWISE, f, HarnessPatience.DEFAULT);
     assertEquals(2, p.plannedHarnessPhases());
     Phase w = p.next(Progress.START);
     assertEquals(Kind.WEIGHT, w.kind());
@@ -108,7 +109,7 @@ class PhasePlannerTest {
   @Test
   void adaptivePhasesCarryTheirRules() {
     FixedSchedule f = new FixedSchedule(4, 2, 8, 3, 30);
-    PhasePlanner p = new PhasePlanner("whale-adaptive", f, HarnessPatience.DEFAULT);
+    PhasePlanner p = new PhasePlanner(Schedule.WHALE_ADAPTIVE, f, HarnessPatience.DEFAULT);
     Phase w = p.next(new Progress(1, 3, Kind.HARNESS));
     assertTrue(w.adaptiveWeight());
     assertEquals(8, w.stepLimit(), "an adaptive weight phase may run to the budget");
@@ -116,7 +117,7 @@ class PhasePlannerTest {
     assertEquals(HarnessPatience.DEFAULT, h.harnessRule());
     assertEquals(15, h.iterations());
     assertEquals(Kind.DONE, p.next(new Progress(2, 8, Kind.WEIGHT)).kind());
-    assertNull(new PhasePlanner("whale", f, HarnessPatience.DEFAULT).next(new Progress(2, 5, Kind.WEIGHT))
+    assertNull(new PhasePlanner(Schedule.WHALE, f, HarnessPatience.DEFAULT).next(new Progress(2, 5, Kind.WEIGHT))
         .harnessRule());
     assertFalse(w.promptOnly());
   }
