@@ -45,7 +45,7 @@ import whale.workflows.activities.Rollouts;
 public final class VllmRollouts implements AutoCloseable {
   static final String PROBE_PROMPT = "The capital of France is";
   static final int PROBE_TOKENS = 8;
-  /** Most whale adapters a worker keeps loaded on a server; older ones no request uses are unloaded. */
+  /** Most whale adapters a worker keeps loaded on a server by default; older ones no request uses are unloaded. */
   static final int MAX_ADAPTERS = Integer.getInteger("whale.vllm.maxAdapters", 4);
 
   private final List<String> workerServers;
@@ -62,19 +62,27 @@ public final class VllmRollouts implements AutoCloseable {
   /** the largest probe difference seen, for the note and the tests */
   private volatile double worstProbe;
 
-  private VllmRollouts(List<String> workerServers, List<VllmServer> managed) {
+  private final int maxAdapters;
+
+  private VllmRollouts(List<String> workerServers, List<VllmServer> managed, int maxAdapters) {
     this.workerServers = List.copyOf(workerServers);
     this.managed = List.copyOf(managed);
+    this.maxAdapters = maxAdapters;
   }
 
   /** Servers someone else runs ({@code whale worker --vllm-servers}); empty when none. */
   public static VllmRollouts attach(List<String> urls) {
-    return new VllmRollouts(urls, List.of());
+    return attach(urls, MAX_ADAPTERS);
+  }
+
+  /** As {@link #attach(List)}, keeping at most {@code maxAdapters} of this worker's adapters loaded per server. */
+  public static VllmRollouts attach(List<String> urls, int maxAdapters) {
+    return new VllmRollouts(urls, List.of(), maxAdapters);
   }
 
   /** A server this worker started; it is stopped with {@link #close}. */
   public static VllmRollouts managed(VllmServer server) {
-    return new VllmRollouts(List.of(server.url()), List.of(server));
+    return new VllmRollouts(List.of(server.url()), List.of(server), MAX_ADAPTERS);
   }
 
   public double worstProbe() {
@@ -270,7 +278,7 @@ public final class VllmRollouts implements AutoCloseable {
     private void unloadOld(VllmClient server, List<String> mine) {
       synchronized (mine) {
         var it = mine.iterator();
-        int excess = mine.size() - MAX_ADAPTERS;
+        int excess = mine.size() - maxAdapters;
         while (excess > 0 && it.hasNext()) {
           String old = it.next();
           if (inUse.getOrDefault(old, 0) > 0) {

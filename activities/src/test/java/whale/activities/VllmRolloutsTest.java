@@ -82,7 +82,7 @@ class VllmRolloutsTest {
         dir.resolve("vllm.log")));
     System.out.printf("vLLM up on %s in %.1f s%n", server.url(), (System.nanoTime() - t0) / 1e9);
     runtime = ActivityRuntime.open(dir.resolve("store"), ActivityRuntime.Mode.IN_PROCESS);
-    runtime.vllm(VllmRollouts.attach(List.of()));
+    runtime.vllm(VllmRollouts.attach(List.of(), 1)); // one adapter at a time: the unloading is seen
     weights = new WeightActivitiesImpl(runtime);
     eval = new EvalActivitiesImpl(runtime);
     rollouts = new Rollouts("vllm", List.of(server.url()), 120, 8, null, null);
@@ -116,10 +116,12 @@ class VllmRolloutsTest {
     System.out.printf("vLLM: held-out mean@8 before %.3f (%.1f s)%n", before, (System.nanoTime() - t0) / 1e9);
     PersistentSampler sampler = new PersistentSampler(TASK.weightProblems(), 3, PersistentSampler.Position.START);
     String ckpt = base;
+    List<String> stepCheckpoints = new ArrayList<>();
     for (int s = 1; s <= 2; s++) {
       RsftStepResult r = weights.rsftStep(new RsftStepRequest(TASK, ckpt, harness, s, sampler.next(16), 8,
           0.5, 16, 1e-3, Seeds.mix(11, s), settings));
       ckpt = r.checkpointRef();
+      stepCheckpoints.add(ckpt);
       int[] exact = weights.lastExactness;
       System.out.printf("vLLM RSFT step %d: %d/%d accepted, %d trained parts on sampled ids, %d re-tokenized (%.1f s)%n",
           s, r.accepted(), r.rollouts(), exact[0], exact[1], (System.nanoTime() - t0) / 1e9);
@@ -133,8 +135,12 @@ class VllmRolloutsTest {
     System.out.printf("vLLM RSFT: held-out mean@8 %.3f -> %.3f; worst probe difference %.2e nats; %d of %d "
         + "completions re-tokenize to other ids (%.1f s)%n", before, after, runtime.vllm().worstProbe(), re[0], re[1],
         (System.nanoTime() - t0) / 1e9);
-    // the adapter the evaluation sampled with is on the server, under its content name
-    assertTrue(names(server.client()).contains(VllmRollouts.adapterName(ckpt)), names(server.client()).toString());
+    // the adapter the evaluation sampled with is on the server, under its content name; step 1's,
+    // which step 2 sampled with, was unloaded when it was no longer used (this runtime keeps one)
+    List<String> served = names(server.client());
+    assertTrue(served.contains(VllmRollouts.adapterName(ckpt)), served.toString());
+    assertTrue(!served.contains(VllmRollouts.adapterName(stepCheckpoints.get(0))), served.toString());
+    assertEquals(List.of(VllmRollouts.adapterName(ckpt)), runtime.vllm().loadedOn(server.url()));
     assertTrue(runtime.vllm().worstProbe() <= Rollouts.DEFAULT_PROBE_TOLERANCE);
     assertTrue(before > 0.02, "the base answers sometimes: " + before);
     assertTrue(after > before + 0.10, "held-out mean@8 " + before + " -> " + after);
