@@ -277,9 +277,7 @@ public final class HfPolicy {
   /** The base model directory an unpacked step checkpoint was trained on (its whale_checkpoint.json). */
   static Path stepBaseDir(Path checkpointDir) {
     try {
-      var meta = new com.fasterxml.jackson.databind.ObjectMapper()
-          .readTree(checkpointDir.resolve(HfCheckpoint.META).toFile());
-      return Path.of(meta.path("base").asText());
+      return HfCheckpoint.base(checkpointDir);
     } catch (IOException e) {
       throw new UncheckedIOException("cannot read " + checkpointDir.resolve(HfCheckpoint.META), e);
     }

@@ -56,7 +56,7 @@ public final class VllmRollouts implements AutoCloseable {
   private final Map<String, List<String>> loaded = new ConcurrentHashMap<>();
   /** adapters in use by a running activity, with counts */
   private final Map<String, Integer> inUse = new ConcurrentHashMap<>();
-  private final Map<Path, HfTokenizer> tokenizers = new ConcurrentHashMap<>();
+  private final Map<Path, BaseFiles> bases = new ConcurrentHashMap<>();
   private final java.util.concurrent.atomic.AtomicLong retokenized = new java.util.concurrent.atomic.AtomicLong();
   private final java.util.concurrent.atomic.AtomicLong sampled = new java.util.concurrent.atomic.AtomicLong();
   /** the largest probe difference seen, for the note and the tests */
@@ -136,37 +136,20 @@ public final class VllmRollouts implements AutoCloseable {
     for (String u : urls) {
       clients.add(new VllmClient(u, timeout));
     }
-    HfTokenizer tokenizer = tokenizers.computeIfAbsent(baseDir, d -> {
-      try {
-        return HfTokenizer.load(d);
-      } catch (IOException e) {
-        throw new UncheckedIOException(e);
-      }
-    });
-    int maxPositions;
-    try {
-      maxPositions = HfConfig.read(baseDir).maxPositions();
-    } catch (IOException e) {
-      throw new UncheckedIOException("model.path " + baseDir + ": " + e.getMessage(), e);
-    }
-    Guard guard = new Guard(adapterName, adapterDir, tokenizer, spec.toleranceOrDefault(),
-        scorer);
+    BaseFiles files = bases.computeIfAbsent(baseDir, BaseFiles::read);
     // every server must serve the same base under one name; the probe checks its weights
-    guard.served = baseName(clients.get(0));
-    String served = adapterName == null ? guard.served : adapterName;
-    // the chat template is whale's own (the base directory's): prompts are rendered here, never on the server
-    whale.chat.ChatTemplate template;
-    try {
-      template = whale.chat.ChatTemplate.of(baseDir);
-    } catch (IOException e) {
-      template = whale.chat.ChatTemplate.missing(e.getMessage());
-    }
-    int context = Math.min(maxPositions, servedLength(clients.get(0), maxPositions));
+    VllmClient.ServedModel base = baseModel(clients.get(0));
+    Guard guard = new Guard(adapterName, adapterDir, base.id(), files.tokenizer(),
+        spec.toleranceOrDefault(), scorer);
+    String served = adapterName == null ? base.id() : adapterName;
+    // the server's context may be set below the model's (--max-model-len)
+    int context = base.maxModelLen() > 0 ? Math.min(files.maxPositions(), base.maxModelLen())
+        : files.maxPositions();
     if (adapterName != null) {
       inUse.merge(adapterName, 1, Integer::sum); // not unloaded while this activity samples with it
     }
-    try (VllmGenerator g = new VllmGenerator(clients, served, tokenizer, context, HfModel.LINE,
-        template, guard, spec.concurrencyOrDefault(), timeout)) {
+    try (VllmGenerator g = new VllmGenerator(clients, served, files.tokenizer(), context, HfModel.LINE,
+        files.template(), guard, spec.concurrencyOrDefault(), timeout)) {
       // every server checked before the first rollout, here rather than inside an episode, whose
       // failures the episode runner reports as the episode's; a restart later is caught per request
       for (VllmClient c : clients) {
@@ -191,23 +174,28 @@ public final class VllmRollouts implements AutoCloseable {
   }
 
   /** The base model a server serves (vLLM serves one; adapters list it as their parent). */
-  private static String baseName(VllmClient c) {
+  private static VllmClient.ServedModel baseModel(VllmClient c) {
     for (VllmClient.ServedModel m : c.models()) {
       if (m.parent() == null) {
-        return m.id();
+        return m;
       }
     }
     throw new VllmException("vLLM server " + c.url() + " lists no base model in /v1/models", false, null);
   }
 
-  /** The server's context, which may be set below the model's (--max-model-len). */
-  private static int servedLength(VllmClient c, int maxPositions) {
-    for (VllmClient.ServedModel m : c.models()) {
-      if (m.parent() == null && m.maxModelLen() > 0) {
-        return m.maxModelLen();
+  /**
+   * What a base directory gives every request, read once per worker: the tokenizer, the context,
+   * and whale's own chat template (prompts are rendered here, never on the server).
+   */
+  private record BaseFiles(HfTokenizer tokenizer, int maxPositions, whale.chat.ChatTemplate template) {
+    static BaseFiles read(Path dir) {
+      try {
+        return new BaseFiles(HfTokenizer.load(dir), HfConfig.read(dir).maxPositions(),
+            whale.chat.ChatTemplate.ofOrMissing(dir));
+      } catch (IOException e) {
+        throw new UncheckedIOException("model.path " + dir + ": " + e.getMessage(), e);
       }
     }
-    return maxPositions;
   }
 
   /** Loads and probes a checkpoint on a server once; forgets it when the server lost it. */
@@ -217,12 +205,13 @@ public final class VllmRollouts implements AutoCloseable {
     final HfTokenizer tokenizer;
     final double tolerance;
     final Scorer scorer;
-    String served; // the base's name on the servers, set once known
+    final String served; // the base's name on the servers
 
-    Guard(String adapter, Path adapterDir, HfTokenizer tokenizer, double tolerance,
+    Guard(String adapter, Path adapterDir, String served, HfTokenizer tokenizer, double tolerance,
         Scorer scorer) {
       this.adapter = adapter;
       this.adapterDir = adapterDir;
+      this.served = served;
       this.tokenizer = tokenizer;
       this.tolerance = tolerance;
       this.scorer = scorer;
@@ -333,7 +322,7 @@ public final class VllmRollouts implements AutoCloseable {
   @Override
   public void close() {
     managed.forEach(VllmServer::close);
-    tokenizers.values().forEach(HfTokenizer::close);
+    bases.values().forEach(b -> b.tokenizer().close());
   }
 
   /** For the tests: the adapters this process keeps loaded on a server, oldest first. */

@@ -88,6 +88,15 @@ public final class ChatTemplate {
    * {@code chat_template} in {@code tokenizer_config.json} (a string, or a list of named templates
    * of which {@code default} is taken), as transformers reads them.
    */
+  /** {@link #of}, or a {@link #missing} template naming why it could not be read. */
+  public static ChatTemplate ofOrMissing(Path dir) {
+    try {
+      return of(dir);
+    } catch (IOException e) {
+      return missing(e.getMessage());
+    }
+  }
+
   public static ChatTemplate of(Path dir) throws IOException {
     Path config = dir.resolve("tokenizer_config.json");
     JsonNode c = Files.isRegularFile(config) ? JSON.readTree(config.toFile()) : JSON.createObjectNode();

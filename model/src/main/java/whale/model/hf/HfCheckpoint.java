@@ -69,6 +69,15 @@ public final class HfCheckpoint {
   }
 
   /** The model, its adapters or weights, and its optimizer state, ready to continue training. */
+  /** The base model directory a checkpoint was trained on (its {@value #META}'s "base"). */
+  public static Path base(Path dir) throws IOException {
+    Path metaFile = dir.resolve(META);
+    if (!Files.exists(metaFile)) {
+      throw new IOException(dir + ": no " + META + " (not a whale Hugging Face checkpoint)");
+    }
+    return Path.of(JSON.readTree(metaFile.toFile()).path("base").asText());
+  }
+
   static HfModel load(Path dir, List<String> stopStrings) throws IOException {
     Path metaFile = dir.resolve(META);
     if (!Files.exists(metaFile)) {

@@ -267,11 +267,7 @@ public final class HfModel implements Policy {
   @Override
   public synchronized whale.chat.ChatTemplate chatTemplate() {
     if (chatTemplate == null) {
-      try {
-        chatTemplate = whale.chat.ChatTemplate.of(dir);
-      } catch (IOException e) {
-        chatTemplate = whale.chat.ChatTemplate.missing(e.getMessage());
-      }
+      chatTemplate = whale.chat.ChatTemplate.ofOrMissing(dir);
     }
     return chatTemplate;
   }

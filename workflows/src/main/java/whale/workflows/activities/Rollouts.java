@@ -64,11 +64,6 @@ public record Rollouts(String backend, List<String> servers, Integer timeoutSeco
     unknown = unknown == null ? Map.of() : Map.copyOf(unknown);
   }
 
-  /** vLLM on {@code servers} (empty: the worker's own), the other settings at their defaults. */
-  public static Rollouts vllm(List<String> servers) {
-    return new Rollouts(Backend.VLLM.json(), servers, null, null, null, null);
-  }
-
   /** {@link #backend} as the closed set it is; null for a spelling the validator rejects. */
   public Backend backendKind() {
     return Spelled.find(Backend.class, backend).orElse(null);
