@@ -202,51 +202,16 @@ class CrashIT {
 
   // ---- what the history says ----
 
-  /**
-   * Every scheduled activity in every history of the run: type and input (the workflow id, which
-   * names phase keys and child ids, replaced by a placeholder); the same multiset as the reference
-   * run's means no step was repeated.
-   */
   static Map<String, Integer> scheduled(Run run) {
-    Map<String, Integer> out = new TreeMap<>();
-    for (History h : run.histories()) {
-      for (HistoryEvent e : h.events()) {
-        if (e.getEventType() == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED) {
-          var a = e.getActivityTaskScheduledEventAttributes();
-          StringBuilder in = new StringBuilder(a.getActivityType().getName());
-          a.getInput().getPayloadsList().forEach(p -> in.append(' ').append(
-              p.getData().toStringUtf8().replace(run.workflowId(), "<workflow-id>")));
-          out.merge(in.toString(), 1, Integer::sum);
-        }
-      }
-    }
-    return out;
+    return RunTree.scheduled(run.histories(), run.workflowId());
   }
 
-  /** Every child workflow started, by type and (normalised) id: the run's structure. */
   static Map<String, Integer> children(Run run) {
-    Map<String, Integer> out = new TreeMap<>();
-    for (History h : run.histories()) {
-      for (HistoryEvent e : h.events()) {
-        if (e.getEventType() == EventType.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED) {
-          var a = e.getStartChildWorkflowExecutionInitiatedEventAttributes();
-          out.merge(a.getWorkflowType().getName() + " "
-              + a.getWorkflowId().replace(run.workflowId(), "<workflow-id>"), 1, Integer::sum);
-        }
-      }
-    }
-    return out;
+    return RunTree.children(run.histories(), run.workflowId());
   }
 
-  /** How each workflow of the tree ended (its latest run's last event). */
   static Map<String, EventType> ends(Run run) {
-    Map<String, EventType> out = new TreeMap<>();
-    for (History h : run.histories()) {
-      List<HistoryEvent> events = h.events();
-      out.put(h.workflowId().replace(run.workflowId(), "<workflow-id>"),
-          events.get(events.size() - 1).getEventType());
-    }
-    return out;
+    return RunTree.ends(run.histories(), run.workflowId());
   }
 
   static long count(List<History> histories, EventType type) {
@@ -261,15 +226,8 @@ class CrashIT {
     return RunTree.retried(histories);
   }
 
-  /** The result without its evaluations' workflow times: a crash delays them by nature. */
   static WhaleResult timeless(WhaleResult r) {
-    List<RunEvent> evals = r.evaluations().stream().map(e -> new RunEvent(e.kind(), e.phase(),
-        e.round(), e.step(), e.iteration(), e.rollouts(), e.trainReward(), e.accepted(), e.loss(),
-        e.meanAt8(), e.passAt8(), e.majAt8(), e.success(), e.meanTurns(), e.checkpointRef(),
-        e.harnessRef(), e.note(), null)).toList();
-    return new WhaleResult(r.name(), r.schedule(), r.baseMeanAt8(), r.bestMeanAt8(), r.bestAt(),
-        r.rolloutsAtBest(), r.rollouts(), r.testRollouts(), r.rounds(), r.steps(), r.stopped(),
-        r.checkpointRef(), r.harnessRef(), r.harnessName(), evals, r.deferredReleases());
+    return RunTree.timeless(r);
   }
 
   static void assertSurvived(String name, Run run) {

@@ -17,6 +17,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
+import whale.workflows.RunEvent;
+import whale.workflows.WhaleResult;
 
 /**
  * Reading a run's histories: a run is a tree of workflows (the parent and one child per phase),
@@ -39,6 +41,24 @@ public final class RunTree {
    * {@code live}: the run is still going, so a child just initiated may not exist yet (skipped).
    */
   public static List<History> tree(WorkflowClient client, String root, boolean live) {
+    return tree(of(client), root, live);
+  }
+
+  /**
+   * Where histories come from: {@code fetch(workflowId, null)} is a workflow's latest run. A client
+   * in this JVM, or the temporal CLI on another host ({@code temporal workflow show -o json}).
+   */
+  public interface Fetcher {
+    WorkflowExecutionHistory fetch(String workflowId, String runId);
+  }
+
+  static Fetcher of(WorkflowClient client) {
+    return (workflowId, runId) -> runId == null ? client.fetchHistory(workflowId)
+        : client.fetchHistory(workflowId, runId);
+  }
+
+  /** {@link #tree(WorkflowClient, String, boolean)}, fetching through {@code client}. */
+  public static List<History> tree(Fetcher client, String root, boolean live) {
     List<History> out = new ArrayList<>();
     Set<String> seen = new LinkedHashSet<>();
     Deque<String> todo = new ArrayDeque<>(List.of(root));
@@ -73,8 +93,12 @@ public final class RunTree {
    * was continued from another names it in its first event.
    */
   public static List<History> runsOf(WorkflowClient client, String workflowId) {
+    return runsOf(of(client), workflowId);
+  }
+
+  static List<History> runsOf(Fetcher client, String workflowId) {
     Deque<History> runs = new ArrayDeque<>();
-    WorkflowExecutionHistory h = client.fetchHistory(workflowId);
+    WorkflowExecutionHistory h = client.fetch(workflowId, null);
     while (true) {
       runs.addFirst(new History(workflowId, h));
       String previous = h.getEvents().get(0).getWorkflowExecutionStartedEventAttributes()
@@ -82,7 +106,7 @@ public final class RunTree {
       if (previous.isEmpty()) {
         return new ArrayList<>(runs);
       }
-      h = client.fetchHistory(workflowId, previous);
+      h = client.fetch(workflowId, previous);
     }
   }
 
@@ -147,4 +171,61 @@ public final class RunTree {
     return out;
   }
 
+  /**
+   * Every scheduled activity in every history of the run: type and input (the workflow id, which
+   * names phase keys and child ids, replaced by a placeholder); the same multiset as the reference
+   * run's means no step was repeated.
+   */
+  public static Map<String, Integer> scheduled(List<History> histories, String workflowId) {
+    Map<String, Integer> out = new TreeMap<>();
+    for (History h : histories) {
+      for (HistoryEvent e : h.events()) {
+        if (e.getEventType() == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED) {
+          var a = e.getActivityTaskScheduledEventAttributes();
+          StringBuilder in = new StringBuilder(a.getActivityType().getName());
+          a.getInput().getPayloadsList().forEach(p -> in.append(' ').append(
+              p.getData().toStringUtf8().replace(workflowId, "<workflow-id>")));
+          out.merge(in.toString(), 1, Integer::sum);
+        }
+      }
+    }
+    return out;
+  }
+
+  /** Every child workflow started, by type and (normalised) id: the run's structure. */
+  public static Map<String, Integer> children(List<History> histories, String workflowId) {
+    Map<String, Integer> out = new TreeMap<>();
+    for (History h : histories) {
+      for (HistoryEvent e : h.events()) {
+        if (e.getEventType() == EventType.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED) {
+          var a = e.getStartChildWorkflowExecutionInitiatedEventAttributes();
+          out.merge(a.getWorkflowType().getName() + " "
+              + a.getWorkflowId().replace(workflowId, "<workflow-id>"), 1, Integer::sum);
+        }
+      }
+    }
+    return out;
+  }
+
+  /** How each workflow of the tree ended (its latest run's last event). */
+  public static Map<String, EventType> ends(List<History> histories, String workflowId) {
+    Map<String, EventType> out = new TreeMap<>();
+    for (History h : histories) {
+      List<HistoryEvent> events = h.events();
+      out.put(h.workflowId().replace(workflowId, "<workflow-id>"),
+          events.get(events.size() - 1).getEventType());
+    }
+    return out;
+  }
+
+  /** The result without its evaluations' workflow times: a crash delays them by nature. */
+  public static WhaleResult timeless(WhaleResult r) {
+    List<RunEvent> evals = r.evaluations().stream().map(e -> new RunEvent(e.kind(), e.phase(),
+        e.round(), e.step(), e.iteration(), e.rollouts(), e.trainReward(), e.accepted(), e.loss(),
+        e.meanAt8(), e.passAt8(), e.majAt8(), e.success(), e.meanTurns(), e.checkpointRef(),
+        e.harnessRef(), e.note(), null)).toList();
+    return new WhaleResult(r.name(), r.schedule(), r.baseMeanAt8(), r.bestMeanAt8(), r.bestAt(),
+        r.rolloutsAtBest(), r.rollouts(), r.testRollouts(), r.rounds(), r.steps(), r.stopped(),
+        r.checkpointRef(), r.harnessRef(), r.harnessName(), evals, r.deferredReleases());
+  }
 }

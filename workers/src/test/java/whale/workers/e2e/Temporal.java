@@ -7,6 +7,7 @@ import java.io.IOException;
 import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -71,6 +72,11 @@ public final class Temporal {
 
   /** Runs {@code temporal ARGS --address ADDRESS} and waits for it (60 s at most). */
   public static Result cli(String address, String... args) {
+    return cli(Host.LOCAL, Duration.ofSeconds(60), address, args);
+  }
+
+  /** Runs {@code temporal ARGS --address ADDRESS} on {@code host}, waiting {@code timeout} at most. */
+  public static Result cli(Host host, Duration timeout, String address, String... args) {
     List<String> cmd = new ArrayList<>();
     cmd.add(binary().toString());
     cmd.addAll(List.of(args));
@@ -80,9 +86,9 @@ public final class Temporal {
       Path out = Files.createTempFile("temporal-cli", ".out");
       Path err = Files.createTempFile("temporal-cli", ".err");
       try {
-        Process p = new ProcessBuilder(cmd).redirectOutput(out.toFile()).redirectError(err.toFile())
-            .start();
-        if (!p.waitFor(60, TimeUnit.SECONDS)) {
+        Process p = new ProcessBuilder(host.command(cmd)).redirectOutput(out.toFile())
+            .redirectError(err.toFile()).start();
+        if (!p.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
           p.destroyForcibly();
           fail("timed out: " + cmd);
         }

@@ -6,7 +6,9 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -16,16 +18,32 @@ import java.util.concurrent.TimeUnit;
 public final class WorkerProcess implements AutoCloseable {
   public final String queues;
   private final String address;
-  private final Path artifacts;
+  private final String artifacts;
   public final Path log;
+  public final Host host;
+  private final Map<String, String> env;
+  private final List<String> args;
   private Process process;
   private int starts;
 
   public WorkerProcess(String queues, String address, Path artifacts, Path logDir) {
+    this(queues, address, artifacts.toString(), logDir, Host.LOCAL, Map.of(), List.of());
+  }
+
+  /**
+   * A worker on {@code host} whose artifact store is {@code artifacts} (a directory, or an
+   * s3://bucket/prefix URI), with {@code env} added to its environment and {@code args} to its
+   * command line (e.g. {@code --cache DIR}).
+   */
+  public WorkerProcess(String queues, String address, String artifacts, Path logDir, Host host,
+      Map<String, String> env, List<String> args) {
     this.queues = queues;
     this.address = address;
     this.artifacts = artifacts;
     this.log = logDir.resolve("worker-" + queues.replace(',', '-') + ".log");
+    this.host = host;
+    this.env = Map.copyOf(env);
+    this.args = List.copyOf(args);
   }
 
   static Path jar() {
@@ -38,17 +56,20 @@ public final class WorkerProcess implements AutoCloseable {
 
   public WorkerProcess start() {
     Path javaBin = Path.of(System.getProperty("java.home"), "bin", "java");
-    List<String> cmd = List.of(javaBin.toString(), "-Xmx512m", "-XX:+UseSerialGC",
+    List<String> cmd = new ArrayList<>(List.of(javaBin.toString(), "-Xmx512m", "-XX:+UseSerialGC",
         "-Dai.djl.offline=true", "-Dai.djl.pytorch.num_threads=1",
         "-jar", jar().toString(), "worker", "--queues", queues, "--address", address,
-        "--artifacts", artifacts.toString());
+        "--artifacts", artifacts));
+    cmd.addAll(args);
     try {
       long before = Files.exists(log) ? Files.size(log) : 0;
-      ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true)
+      ProcessBuilder pb = new ProcessBuilder(host.command(cmd)).redirectErrorStream(true)
           .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
       pb.environment().put("DJL_OFFLINE", "true");
       pb.environment().put("OPT_OUT_TRACKING", "true");
-      Files.writeString(log, "\n=== start " + (++starts) + ": " + String.join(" ", cmd) + "\n",
+      pb.environment().putAll(env);
+      Files.writeString(log, "\n=== start " + (++starts) + " on " + host + ": "
+              + String.join(" ", cmd) + "\n",
           StandardOpenOption.CREATE, StandardOpenOption.APPEND);
       process = pb.start();
       long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
