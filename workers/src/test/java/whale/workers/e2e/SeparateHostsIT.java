@@ -23,6 +23,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
@@ -147,28 +149,31 @@ class SeparateHostsIT {
     }
     Run run = run("b", (id, w, runDir) -> {
       // the gpu worker dies in an RSFT step after the first, so the step it retries needs the
-      // previous checkpoint: with its cache gone, only S3 still has it
-      awaitRunning(id, "RsftStep", s -> s.get("step").asInt() >= 1);
+      // previous checkpoint: with its cache gone, only S3 still has it. Steps take a fraction of
+      // a second, so the worker is frozen first and killed once the server still shows the step
+      // running: the kill lands inside the step, never just after it.
       WorkerProcess gpu = w.get("gpu");
+      interrupt(id, "RsftStep", s -> s.get("step").asInt() >= 1, gpu::freeze, gpu::thaw);
       gpu.kill9();
       deleteTree(runDir.resolve("cache-gpu"));
       log("gpu worker killed in an RSFT step, its cache deleted");
       gpu.start();
       log("gpu worker started again with an empty cache");
-      // the eval host loses its link in the middle of an evaluation, longer than the heartbeat
-      // timeout (20 s): the server gives the attempt up and the worker's reports go nowhere
-      awaitRunning(id, "Evaluate", s -> s.get("step").asInt() >= 2);
-      net.cut(workerHosts.get("eval"));
-      log("eval host's link down");
-      Thread.sleep(CUT.toMillis());
-      net.restore(workerHosts.get("eval"));
-      log("eval host's link up again after %d s", CUT.toSeconds());
+      // the eval host loses its link in the middle of an evaluation, for longer than the
+      // heartbeat timeout (20 s): the server gives the attempt up, the worker's reports go nowhere
+      Host eval = workerHosts.get("eval");
+      interrupt(id, "Evaluate", s -> true, () -> net.cut(eval), () -> net.restore(eval));
+      long cut = System.nanoTime();
+      log("eval host's link down in an evaluation");
+      Thread.sleep(CUT.toMillis() - 1000); // interrupt() held it down 1 s already
+      net.restore(eval);
+      log("eval host's link up again after %.0f s", (System.nanoTime() - cut) / 1e9 + 1);
     });
     List<String> retried = RunTree.retried(run.histories());
     log("run B: best mean@8 %.4f, evaluations %s", run.result().bestMeanAt8(),
         means(run.result()));
-    log("run B: activities retried (attempt > 1 in the history): %s", retried);
-    log("run B: %s", activityProblems(run.histories()));
+    log("run B: activity attempts after the first, from the histories:%s",
+        retries(run.histories()));
     for (String q : QUEUES) {
       log("run B worker %s log: %s", q, logSummary(run.dir().resolve("worker-" + q + ".log")));
     }
@@ -187,6 +192,8 @@ class SeparateHostsIT {
     assertEquals(RunTree.completedPerType(reference.histories()),
         RunTree.completedPerType(run.histories()), "completed activities per type");
     assertTrue(retried.contains("RsftStep"), "the RSFT step the kill interrupted was retried: "
+        + retried);
+    assertTrue(retried.contains("Evaluate"), "the evaluation the cut interrupted was retried: "
         + retried);
   }
 
@@ -298,26 +305,43 @@ class SeparateHostsIT {
   }
 
   /**
-   * Waits until the run's status matches {@code when} and an activity of {@code type} runs on a
-   * worker, in the parent or a phase child.
+   * Stops an activity of {@code type} in the middle: once the run's status matches {@code when}
+   * and such an activity runs on a worker, {@code stop} (which must keep it from completing:
+   * freeze its worker, cut its link); if a second later the server still shows that attempt
+   * running, it was caught inside, else it had finished just before: {@code undo}, and the next.
    */
-  static void awaitRunning(String id, String type, Predicate<JsonNode> when) throws Exception {
+  static void interrupt(String id, String type, Predicate<JsonNode> when, Runnable stop,
+      Runnable undo) throws Exception {
     long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(5);
     while (System.nanoTime() < deadline) {
       JsonNode s = status(id);
       if (s.get("phase").asText().equals("done")) {
         fail("the run ended before a " + type + " could be interrupted");
       }
-      if (when.test(s) && running(id, type)) {
-        return;
+      Set<String> running = when.test(s) ? started(id, type) : Set.of();
+      if (!running.isEmpty()) {
+        stop.run();
+        Thread.sleep(1000); // a completion sent just before the stop has landed by now
+        Set<String> still = started(id, type);
+        still.retainAll(running);
+        if (!still.isEmpty()) {
+          log("%s caught in the middle: %s", type, still);
+          return;
+        }
+        undo.run();
+        log("%s %s finished before it was stopped; waiting for the next", type, running);
       }
-      Thread.sleep(100);
+      Thread.sleep(50);
     }
-    fail("no " + type + " ran in time");
+    fail("no " + type + " could be interrupted in time");
   }
 
-  /** Whether an activity of {@code type} is started (on a worker) in the workflow or its children. */
-  static boolean running(String id, String type) throws IOException {
+  /**
+   * The attempts of {@code type} running on a worker, in the workflow or its children, as
+   * workflow/activity id#attempt.
+   */
+  static Set<String> started(String id, String type) throws IOException {
+    Set<String> out = new TreeSet<>();
     Deque<String> todo = new ArrayDeque<>(List.of(id));
     while (!todo.isEmpty()) {
       String w = todo.poll();
@@ -330,14 +354,14 @@ class SeparateHostsIT {
       for (JsonNode p : d.path("pendingActivities")) {
         if (p.path("activityType").path("name").asText().equals(type)
             && p.path("state").asText().toUpperCase().contains("STARTED")) {
-          return true;
+          out.add(w + "/" + p.path("activityId").asText() + "#" + p.path("attempt").asText());
         }
       }
       for (JsonNode c : d.path("pendingChildren")) {
         todo.add(c.path("workflowId").asText());
       }
     }
-    return false;
+    return out;
   }
 
   // ---- what the run left ----
@@ -350,38 +374,57 @@ class SeparateHostsIT {
     return String.format("%s r%d s%d %.4f", e.phase(), e.round(), e.step(), e.meanAt8());
   }
 
-  /** Failed or timed-out activity attempts as the history records them, with why. */
-  static String activityProblems(List<History> histories) {
-    long failed = RunTree.count(histories, EventType.EVENT_TYPE_ACTIVITY_TASK_FAILED);
-    long timedOut = RunTree.count(histories, EventType.EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT);
-    Map<String, Integer> lastFailures = new LinkedHashMap<>();
+  /**
+   * Every activity that completed on a later attempt, with the failure the server recorded for the
+   * attempt before it (a heartbeat timeout for a dead worker or a cut link); and activities that
+   * failed or timed out for good, which a surviving run must not have.
+   */
+  static String retries(List<History> histories) {
+    StringBuilder out = new StringBuilder();
     for (History h : histories) {
+      Map<Long, String> types = new LinkedHashMap<>();
       for (HistoryEvent e : h.events()) {
-        if (e.getEventType() == EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED
-            && e.getActivityTaskStartedEventAttributes().hasLastFailure()) {
-          String why = e.getActivityTaskStartedEventAttributes().getLastFailure().getMessage();
-          lastFailures.merge("attempt " + e.getActivityTaskStartedEventAttributes().getAttempt()
-              + " after: " + why, 1, Integer::sum);
+        if (e.getEventType() == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED) {
+          types.put(e.getEventId(),
+              e.getActivityTaskScheduledEventAttributes().getActivityType().getName());
+        } else if (e.getEventType() == EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED
+            && e.getActivityTaskStartedEventAttributes().getAttempt() > 1) {
+          var a = e.getActivityTaskStartedEventAttributes();
+          out.append(String.format("%n    %s in %s: attempt %d, the one before ended by: %s",
+              types.get(a.getScheduledEventId()), h.workflowId(), a.getAttempt(),
+              a.getLastFailure().getMessage()));
         }
       }
     }
-    return "activity attempts that failed for good " + failed + ", timed out for good " + timedOut
-        + ", retries' last failures " + lastFailures;
+    long failed = RunTree.count(histories, EventType.EVENT_TYPE_ACTIVITY_TASK_FAILED);
+    long timedOut = RunTree.count(histories, EventType.EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT);
+    return out.append(String.format("%n    activities failed for good %d, timed out for good %d",
+        failed, timedOut)).toString();
   }
 
   static final Pattern TROUBLE = Pattern.compile(
       "(?i)retr(y|ies|ying)|unavailable|deadline|timed? ?out|exception|error|warn|refused|reset");
 
-  /** How many lines of a worker's log speak of retries or errors, and the first few. */
+  /**
+   * The lines of a worker's log that speak of retries or errors (stack frames and DJL's
+   * deprecation notice left out), counted by their first 110 characters, most frequent first.
+   */
   static String logSummary(Path log) throws IOException {
     if (!Files.exists(log)) {
       return "no log";
     }
-    List<String> hits = Files.readAllLines(log).stream().filter(l -> TROUBLE.matcher(l).find())
-        .toList();
-    StringBuilder out = new StringBuilder(hits.size() + " retry/error lines");
-    hits.stream().map(l -> l.length() > 160 ? l.substring(0, 160) + "..." : l).distinct().limit(4)
-        .forEach(l -> out.append("\n    ").append(l));
+    Map<String, Integer> heads = new LinkedHashMap<>();
+    int n = 0;
+    for (String l : Files.readAllLines(log)) {
+      if (TROUBLE.matcher(l).find() && !l.isEmpty() && !Character.isWhitespace(l.charAt(0))
+          && !l.contains("AutoNonVariableTypeMode")) {
+        n++;
+        heads.merge(l.length() > 110 ? l.substring(0, 110) + "..." : l, 1, Integer::sum);
+      }
+    }
+    StringBuilder out = new StringBuilder(n + " retry/error lines");
+    heads.entrySet().stream().sorted(Map.Entry.<String, Integer>comparingByValue().reversed())
+        .limit(5).forEach(e -> out.append(String.format("%n    %4dx %s", e.getValue(), e.getKey())));
     return out.toString();
   }
 

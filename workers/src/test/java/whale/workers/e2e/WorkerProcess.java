@@ -97,7 +97,30 @@ public final class WorkerProcess implements AutoCloseable {
     return process != null && process.isAlive();
   }
 
-  /** SIGKILL: the JVM gets no shutdown hook, the activity in flight is simply gone. */
+  /** SIGSTOP: the JVM stands still (no completion, no heartbeat) until {@link #thaw()}. */
+  public void freeze() {
+    signal("STOP");
+  }
+
+  /** SIGCONT after {@link #freeze()}. */
+  public void thaw() {
+    signal("CONT");
+  }
+
+  private void signal(String sig) {
+    try {
+      Process k = new ProcessBuilder("kill", "-" + sig, String.valueOf(process.pid())).start();
+      if (!k.waitFor(10, TimeUnit.SECONDS) || k.exitValue() != 0) {
+        fail("kill -" + sig + " " + process.pid() + " failed");
+      }
+    } catch (IOException e) {
+      throw new IllegalStateException(e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException(e);
+    }
+  }
+
   /** SIGKILL to the worker and every process it started, as when its machine or container dies. */
   public void kill9() {
     process.descendants().forEach(ProcessHandle::destroyForcibly);
