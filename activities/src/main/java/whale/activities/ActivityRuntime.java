@@ -60,9 +60,18 @@ public final class ActivityRuntime {
   }
 
   public static ActivityRuntime open(Path artifactRoot, Mode mode) {
+    return open(new ArtifactStore(artifactRoot), mode);
+  }
+
+  /** A runtime on a store already opened (a directory, or S3 with this machine's cache). */
+  public static ActivityRuntime open(ArtifactStore store) {
+    return open(store, Mode.SANDBOX);
+  }
+
+  public static ActivityRuntime open(ArtifactStore store, Mode mode) {
     System.setProperty("ai.djl.offline", "true");
     SandboxProcess.onKill(() -> WhaleMetrics.sandboxKills().increment());
-    return new ActivityRuntime(new ArtifactStore(artifactRoot), mode);
+    return new ActivityRuntime(store, mode);
   }
 
   public Mode mode() {

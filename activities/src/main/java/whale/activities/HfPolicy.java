@@ -21,6 +21,8 @@ import whale.model.hf.HfExport;
 import whale.model.hf.HfModel;
 import whale.model.hf.LlamaDecoder;
 import whale.store.ArtifactStore;
+import whale.store.S3Models;
+import whale.store.S3Remote;
 import whale.workflows.Device;
 import whale.workflows.Dtype;
 import whale.workflows.ExperimentSpec;
@@ -109,7 +111,9 @@ public final class HfPolicy {
       requireGpu(); // here already, so a run on a worker without one fails before any work
     }
     Finetune finetune = req.finetune() == null ? Finetune.LORA : req.finetune();
-    return store.putJson(new Base(FORMAT, dir.toString(), fingerprint, m.dtypeKind(),
+    // an S3 model is named by its URI: each worker fetches it into its own cache
+    String where = m.name() == null && S3Remote.isS3(m.path()) ? m.path() : dir.toString();
+    return store.putJson(new Base(FORMAT, where, fingerprint, m.dtypeKind(),
         m.deviceKind(), finetune, finetune == Finetune.LORA
             ? (req.lora() == null ? ExperimentSpec.LoraSpec.defaults() : req.lora()) : null,
         req.seed()));
@@ -125,7 +129,7 @@ public final class HfPolicy {
   public static Path modelDirectory(ExperimentSpec.ModelSpec m, java.io.PrintStream log)
       throws IOException {
     if (m.name() == null) {
-      return Path.of(m.path()).toAbsolutePath().normalize();
+      return localModel(m.path(), log);
     }
     ModelFetcher.Known k;
     try {
@@ -134,6 +138,17 @@ public final class HfPolicy {
       throw new IllegalArgumentException("model.name: " + e.getMessage(), e);
     }
     return ModelFetcher.fetch(k, ModelFetcher.cacheRoot(null), ModelFetcher.python(null), log);
+  }
+
+  /**
+   * A model directory as a spec or a base names it: a local path, or {@code s3://…} fetched once into
+   * this machine's model cache ({@link S3Models}).
+   */
+  static Path localModel(String path, java.io.PrintStream log) {
+    if (S3Remote.isS3(path)) {
+      return S3Models.fetch(path, ModelFetcher.cacheRoot(null), log);
+    }
+    return Path.of(path).toAbsolutePath().normalize();
   }
 
   /** {@link LlamaDecoder#check}, with a missing directory said as such. */
@@ -183,7 +198,7 @@ public final class HfPolicy {
     try {
       if (CheckpointKind.of(file) == CheckpointKind.HF_BASE) {
         Base base = store.getJson(ref, Base.class);
-        Path dir = Path.of(base.path());
+        Path dir = localModel(base.path(), System.err);
         try {
           checkDirectory(dir);
           if (!HfCheckpoint.fingerprint(dir).equals(base.fingerprint())) {
@@ -285,7 +300,7 @@ public final class HfPolicy {
 
   /** The model directory a run's base reference names. */
   public static Path baseDir(ArtifactStore store, String ref) {
-    return Path.of(store.getJson(ref, Base.class).path());
+    return localModel(store.getJson(ref, Base.class).path(), System.err);
   }
 
   /**

@@ -16,17 +16,30 @@ import java.nio.file.StandardCopyOption;
 import java.security.DigestInputStream;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.nio.file.attribute.FileTime;
+import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HexFormat;
+import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.regex.Pattern;
+import java.util.stream.Stream;
 
 /**
  * Where big data lives: checkpoints, rollouts, traces, harness sources. Objects are immutable and
  * content-addressed ({@code sha256:<hex>}), so only a short reference travels through Temporal, a
  * retried activity that writes the same bytes gets the same reference, and a half-written file is
  * never visible (write to a temporary name, then an atomic rename). Memos map an activity's request
- * key to its result so a retry after a crash repeats no finished work. A local directory by default;
- * on several machines, a shared file system mounted at the same path.
+ * key to its result so a retry after a crash repeats no finished work.
+ *
+ * <p>Two places: a local directory (on several machines, a shared file system mounted at the same
+ * path), or a {@link Remote} object store ({@code s3://bucket/prefix}) that workers share with nothing
+ * else. With a remote, the directory is this worker's read-through cache: objects are uploaded when
+ * put and downloaded (streamed, checked) when first read, so each crosses the network once per
+ * worker; least recently used objects leave the cache beyond its bound. Memos and pins then live
+ * only in the remote, which every worker sees. A memo is written after the objects it names, so a
+ * memo never names a missing object.
  *
  * <p>Every read checks the bytes against their reference (a flipped bit, a truncated file): a corrupt
  * object is moved to {@code corrupt/} and the read fails naming the reference, so nothing is computed
@@ -39,6 +52,9 @@ public final class ArtifactStore {
       new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
 
   private final Path root;
+  private final Remote remote; // null: the directory is the store
+  private final long cacheMaxBytes;
+  private final AtomicLong cachedBytes = new AtomicLong(-1); // -1: not counted yet
 
   /** A stored object whose bytes no longer hash to its reference. */
   public static final class CorruptArtifactException extends IllegalStateException {
@@ -55,7 +71,20 @@ public final class ArtifactStore {
   }
 
   public ArtifactStore(Path root) {
-    this.root = root.toAbsolutePath().normalize();
+    this(root, null, 0);
+  }
+
+  /**
+   * A store in {@code remote}, cached in {@code cache} up to {@code cacheMaxBytes} (0: unbounded).
+   * The remote is checked first: a wrong endpoint, missing bucket or bad credentials fail here.
+   */
+  public ArtifactStore(Path cache, Remote remote, long cacheMaxBytes) {
+    this.root = cache.toAbsolutePath().normalize();
+    this.remote = remote;
+    this.cacheMaxBytes = cacheMaxBytes;
+    if (remote != null) {
+      remote.check();
+    }
     try {
       Files.createDirectories(this.root.resolve("objects"));
       Files.createDirectories(this.root.resolve("tmp"));
@@ -64,8 +93,30 @@ public final class ArtifactStore {
     }
   }
 
+  /**
+   * The store {@code location} names: {@code s3://bucket[/prefix]} (cached in {@code cache}, at most
+   * {@code cacheMaxBytes}) or a directory.
+   */
+  public static ArtifactStore open(String location, Path cache, long cacheMaxBytes) {
+    if (S3Remote.isS3(location)) {
+      return new ArtifactStore(cache, S3Remote.open(location), cacheMaxBytes);
+    }
+    return new ArtifactStore(Path.of(location));
+  }
+
+  /** The local directory: the store itself, or with a remote this worker's cache of it. */
   public Path root() {
     return root;
+  }
+
+  /** The remote behind the cache, or null when the directory is the store. */
+  public Remote remote() {
+    return remote;
+  }
+
+  /** Where the objects live, for messages. */
+  public String describe() {
+    return remote == null ? root.toString() : remote.describe() + " (cache " + root + ")";
   }
 
   public static ObjectMapper json() {
@@ -113,7 +164,12 @@ public final class ArtifactStore {
         Files.delete(file); // same content already stored: nothing to do
       } else {
         moveAtomically(file, dest);
+        cached(Files.size(dest));
       }
+      if (remote != null && remote.size(objectKey(hex)).isEmpty()) {
+        remote.upload(dest, objectKey(hex)); // visible only once whole
+      }
+      evict(dest);
       return "sha256:" + hex;
     } catch (IOException e) {
       throw new UncheckedIOException("cannot store " + file, e);
@@ -126,16 +182,23 @@ public final class ArtifactStore {
    * within the file system's clock tick). Fails clearly on a malformed, missing or corrupt reference.
    */
   public Path path(String ref) {
-    Path p = located(ref);
-    try {
-      String actual = sha256(p);
-      if (!actual.equals(ref.substring(7))) {
-        throw corrupt(ref, p, "its " + Files.size(p) + " bytes hash to sha256:" + actual);
+    for (boolean again = remote != null; ; again = false) {
+      Path p = located(ref);
+      try {
+        String actual = sha256(p);
+        if (actual.equals(ref.substring(7))) {
+          touch(p);
+          return p;
+        }
+        CorruptArtifactException c =
+            corrupt(ref, p, "its " + Files.size(p) + " bytes hash to sha256:" + actual);
+        if (!again) {
+          throw c;
+        } // else: the cache's copy went bad; the remote's is checked as it comes down
+      } catch (IOException e) {
+        throw new UncheckedIOException("cannot read artifact " + ref, e);
       }
-    } catch (IOException e) {
-      throw new UncheckedIOException("cannot read artifact " + ref, e);
     }
-    return p;
   }
 
   /** Whether {@code ref} is stored with intact content (a corrupt copy is moved aside). */
@@ -149,16 +212,23 @@ public final class ArtifactStore {
   }
 
   public byte[] getBytes(String ref) {
-    Path p = located(ref);
-    try {
-      byte[] bytes = Files.readAllBytes(p);
-      String actual = HexFormat.of().formatHex(digest().digest(bytes));
-      if (!actual.equals(ref.substring(7))) {
-        throw corrupt(ref, p, "its " + bytes.length + " bytes hash to sha256:" + actual);
+    for (boolean again = remote != null; ; again = false) {
+      Path p = located(ref);
+      try {
+        byte[] bytes = Files.readAllBytes(p);
+        String actual = HexFormat.of().formatHex(digest().digest(bytes));
+        if (actual.equals(ref.substring(7))) {
+          touch(p);
+          return bytes;
+        }
+        CorruptArtifactException c =
+            corrupt(ref, p, "its " + bytes.length + " bytes hash to sha256:" + actual);
+        if (!again) {
+          throw c;
+        }
+      } catch (IOException e) {
+        throw new UncheckedIOException("cannot read artifact " + ref, e);
       }
-      return bytes;
-    } catch (IOException e) {
-      throw new UncheckedIOException("cannot read artifact " + ref, e);
     }
   }
 
@@ -176,7 +246,11 @@ public final class ArtifactStore {
 
   /** Whether an object is stored under {@code ref} (its content is not checked). */
   boolean stored(String ref) {
-    return REF.matcher(ref).matches() && Files.exists(objectPath(ref.substring(7)));
+    if (!REF.matcher(ref).matches()) {
+      return false;
+    }
+    return remote == null ? Files.exists(objectPath(ref.substring(7)))
+        : remote.size(objectKey(ref.substring(7))).isPresent();
   }
 
   /**
@@ -188,12 +262,19 @@ public final class ArtifactStore {
       throw new IllegalArgumentException("not an artifact reference: '" + ref + "'");
     }
     Path p = objectPath(ref.substring(7));
+    long size = -1;
+    if (remote != null) {
+      String key = objectKey(ref.substring(7));
+      size = remote.size(key).orElse(-1);
+      remote.delete(key);
+    }
     try {
-      long size = Files.size(p);
+      long local = Files.size(p);
       Files.delete(p);
-      return size;
+      cached(-local);
+      return remote == null ? local : size;
     } catch (NoSuchFileException e) {
-      return -1;
+      return size;
     } catch (IOException e) {
       throw new UncheckedIOException("cannot delete artifact " + ref, e);
     }
@@ -202,6 +283,10 @@ public final class ArtifactStore {
   /** The value remembered for an activity request key, if a previous attempt finished. */
   public Optional<String> memo(String namespace, String key) {
     Path p = memoPath(namespace, key);
+    if (remote != null) { // never cached: a memo may be rewritten (a deleted checkpoint made again)
+      return remote.get(memoKey(namespace, key))
+          .map(v -> new String(v.bytes(), StandardCharsets.UTF_8));
+    }
     try {
       return Files.exists(p) ? Optional.of(Files.readString(p)) : Optional.empty();
     } catch (IOException e) {
@@ -212,6 +297,10 @@ public final class ArtifactStore {
   /** Remembers a finished request's result (first writer wins; later writers must agree). */
   public void putMemo(String namespace, String key, String value) {
     Path p = memoPath(namespace, key);
+    if (remote != null) {
+      remote.put(memoKey(namespace, key), value.getBytes(StandardCharsets.UTF_8));
+      return;
+    }
     Path tmp = newTempFile(".memo");
     try {
       Files.createDirectories(p.getParent());
@@ -222,7 +311,10 @@ public final class ArtifactStore {
     }
   }
 
-  /** A named, human-browsable directory (archives, reports) under {@code root/named/}. */
+  /**
+   * A named, human-browsable directory (archives, reports) under {@code root/named/}: always local
+   * (with a remote, this worker's), so only what is also put as an object is shared.
+   */
   public Path namedDir(String name) {
     if (!NAME.matcher(name).matches() || name.contains("..")) {
       throw new IllegalArgumentException("bad artifact directory name: '" + name + "'");
@@ -268,12 +360,128 @@ public final class ArtifactStore {
           + "' (expected sha256:<64 hex digits>)");
     }
     Path p = objectPath(ref.substring(7));
+    if (!Files.exists(p) && remote != null) {
+      fetch(ref, p);
+    }
     if (!Files.exists(p)) {
       Path moved = corruptPath(ref);
-      throw new IllegalArgumentException("artifact " + ref + " is not in the store at " + root
+      throw new IllegalArgumentException("artifact " + ref + " is not in the store at " + describe()
           + (Files.exists(moved) ? " (a corrupt copy was moved to " + moved + ")" : ""));
     }
     return p;
+  }
+
+  /**
+   * Brings a remote object into the cache, checked against its reference on the way: a corrupt
+   * remote object is set aside under {@code corrupt/} in the remote (its content, written again,
+   * repairs the store) and the read fails naming it. Nothing when the remote has none.
+   */
+  private void fetch(String ref, Path p) {
+    String hex = ref.substring(7);
+    Path tmp = newTempFile(".get");
+    try {
+      if (!remote.download(objectKey(hex), tmp)) {
+        return;
+      }
+      String actual = sha256(tmp);
+      if (!actual.equals(hex)) {
+        long size = Files.size(tmp);
+        remote.move(objectKey(hex), "corrupt/" + hex);
+        throw new CorruptArtifactException(ref, "artifact " + ref + " is corrupt in "
+            + remote.describe() + ": its " + size + " bytes hash to sha256:" + actual
+            + " (moved to corrupt/" + hex + ")");
+      }
+      Files.createDirectories(p.getParent());
+      moveAtomically(tmp, p);
+      cached(Files.size(p));
+      evict(p);
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot fetch artifact " + ref + " from " + remote.describe(), e);
+    } finally {
+      try {
+        Files.deleteIfExists(tmp);
+      } catch (IOException ignored) {
+        // a stray temporary file; the next fetch uses another name
+      }
+    }
+  }
+
+  /** Marks a cached object as just used (the cache evicts the least recently used first). */
+  private void touch(Path p) {
+    if (remote != null) {
+      try {
+        Files.setLastModifiedTime(p, FileTime.fromMillis(System.currentTimeMillis()));
+      } catch (IOException ignored) {
+        // evicted meanwhile: nothing to mark
+      }
+    }
+  }
+
+  private void cached(long delta) {
+    if (remote != null) {
+      cachedBytes.getAndUpdate(v -> v < 0 ? v : v + delta);
+    }
+  }
+
+  /**
+   * Keeps the cache within its bound: least recently used objects out, never {@code keep} (just
+   * written or read). Only with a remote, where every object has another copy; a reader holding an
+   * evicted file open keeps its bytes (POSIX).
+   */
+  private synchronized void evict(Path keep) {
+    if (remote == null || cacheMaxBytes <= 0) {
+      return;
+    }
+    try {
+      if (cachedBytes.get() < 0) {
+        long total = 0;
+        for (Path f : cachedObjects()) {
+          total += Files.size(f);
+        }
+        cachedBytes.set(total);
+      }
+      if (cachedBytes.get() <= cacheMaxBytes) {
+        return;
+      }
+      List<Path> files = new ArrayList<>(cachedObjects());
+      files.sort(Comparator.comparing(f -> {
+        try {
+          return Files.getLastModifiedTime(f).toMillis();
+        } catch (IOException e) {
+          return 0L;
+        }
+      }));
+      for (Path f : files) {
+        if (cachedBytes.get() <= cacheMaxBytes) {
+          break;
+        }
+        if (!f.equals(keep)) {
+          try {
+            long size = Files.size(f);
+            Files.delete(f);
+            cachedBytes.addAndGet(-size);
+          } catch (NoSuchFileException ignored) {
+            // gone already
+          }
+        }
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot bound the cache at " + root, e);
+    }
+  }
+
+  private List<Path> cachedObjects() throws IOException {
+    try (Stream<Path> s = Files.walk(root.resolve("objects"))) {
+      return s.filter(Files::isRegularFile).toList();
+    }
+  }
+
+  private static String objectKey(String hex) {
+    return "objects/" + hex.substring(0, 2) + "/" + hex.substring(2);
+  }
+
+  private static String memoKey(String namespace, String key) {
+    return "memo/" + namespace + "/" + key;
   }
 
   /** Moves a corrupt object out of the way (so that rewriting its content repairs the store). */
@@ -281,7 +489,9 @@ public final class ArtifactStore {
     Path moved = corruptPath(ref);
     try {
       Files.createDirectories(moved.getParent());
+      long size = Files.size(p);
       moveAtomically(p, moved);
+      cached(-size);
     } catch (IOException e) {
       moved = p; // left in place; the next read fails the same way
     }

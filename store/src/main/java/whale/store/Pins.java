@@ -21,14 +21,16 @@ import java.util.stream.Stream;
  * so that a store shared by several runs (a comparison's cells, the base every cell starts from,
  * seeds that give identical bytes) deletes an object only when no run's pin holds it. A run's pin
  * stays after it ends: it names what the run keeps (its base, phase ends, best, last steps).
- * Pin rewrites and deletions happen under one lock (a file lock across processes and machines on
- * the shared file system, a JVM lock between threads), so no deletion sees a half-updated pin set.
+ * Pin rewrites and deletions happen under one lock (a JVM lock between threads; across processes
+ * and machines a file lock on the shared file system, or {@link RemoteLease} on an object store), so
+ * no deletion sees a half-updated pin set and no hold falls between a deletion's check and its act.
  */
 public final class Pins {
   private static final ReentrantLock JVM_LOCK = new ReentrantLock();
 
   private final ArtifactStore store;
-  private final Path dir;
+  private final Path dir; // the local pins (no remote)
+  private final Remote remote; // or the remote's pins/
 
   /** One run's pin as stored. */
   public record Pin(String run, List<String> held) {}
@@ -38,7 +40,11 @@ public final class Pins {
 
   public Pins(ArtifactStore store) {
     this.store = store;
+    this.remote = store.remote();
     this.dir = store.root().resolve("pins");
+    if (remote != null) {
+      return;
+    }
     try {
       Files.createDirectories(dir);
     } catch (IOException e) {
@@ -56,7 +62,7 @@ public final class Pins {
     return locked(() -> {
       TreeSet<String> h = new TreeSet<>(held(owner));
       if (h.add(ref)) {
-        ArtifactStore.writeAtomically(pinPath(owner), json(new Pin(owner, List.copyOf(h))));
+        write(owner, new Pin(owner, List.copyOf(h)));
       }
       return store.stored(ref);
     });
@@ -71,10 +77,9 @@ public final class Pins {
   public Outcome retain(String run, String caller, List<String> held, List<String> released,
       Consumer<String> alsoDelete) {
     return locked(() -> {
-      ArtifactStore.writeAtomically(pinPath(run),
-          json(new Pin(run, List.copyOf(new TreeSet<>(held)))));
+      write(run, new Pin(run, List.copyOf(new TreeSet<>(held))));
       if (caller != null && !caller.equals(run)) {
-        Files.deleteIfExists(pinPath(caller)); // its holds are in the run's pin now
+        drop(caller); // its holds are in the run's pin now
       }
       Set<String> pinned = pinnedByAll();
       List<String> deleted = new ArrayList<>();
@@ -98,6 +103,9 @@ public final class Pins {
 
   /** The run's pin, if it has one. */
   public List<String> held(String run) {
+    if (remote != null) {
+      return remote.get(pinKey(run)).map(v -> read(v.bytes(), pinKey(run)).held()).orElse(List.of());
+    }
     Path p = pinPath(run);
     return Files.exists(p) ? read(p).held() : List.of();
   }
@@ -105,6 +113,14 @@ public final class Pins {
   /** Every reference some run's pin holds. */
   public Set<String> pinnedByAll() {
     Set<String> out = new TreeSet<>();
+    if (remote != null) {
+      for (String key : remote.list("pins/")) {
+        if (key.endsWith(".json")) {
+          remote.get(key).ifPresent(v -> out.addAll(read(v.bytes(), key).held()));
+        }
+      }
+      return out;
+    }
     try (Stream<Path> s = Files.list(dir)) {
       for (Path p : s.filter(f -> f.getFileName().toString().endsWith(".json")).toList()) {
         out.addAll(read(p).held());
@@ -115,17 +131,45 @@ public final class Pins {
     return out;
   }
 
+  private void write(String run, Pin pin) {
+    if (remote != null) {
+      remote.put(pinKey(run), json(pin));
+    } else {
+      ArtifactStore.writeAtomically(pinPath(run), json(pin));
+    }
+  }
+
+  private void drop(String run) throws IOException {
+    if (remote != null) {
+      remote.delete(pinKey(run));
+    } else {
+      Files.deleteIfExists(pinPath(run));
+    }
+  }
+
   private Pin read(Path p) {
     try {
-      return ArtifactStore.json().readValue(p.toFile(), new TypeReference<Pin>() {});
+      return read(Files.readAllBytes(p), p.toString());
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot read the pin " + p, e);
+    }
+  }
+
+  private static Pin read(byte[] bytes, String where) {
+    try {
+      return ArtifactStore.json().readValue(bytes, new TypeReference<Pin>() {});
     } catch (IOException e) {
       // an unreadable pin might hold anything: refuse to delete rather than guess
-      throw new UncheckedIOException("cannot read the pin " + p, e);
+      throw new UncheckedIOException("cannot read the pin " + where, e);
     }
   }
 
   private Path pinPath(String run) {
     return dir.resolve(ArtifactStore.sha256Hex(run) + ".json");
+  }
+
+  private static String pinKey(String run) {
+    return "pins/" + ArtifactStore.sha256Hex(run) + ".json";
   }
 
   private static byte[] json(Pin pin) {
@@ -141,6 +185,13 @@ public final class Pins {
   }
 
   private <T> T locked(Work<T> work) {
+    if (remote != null) { // the lease alone: threads of one worker take it like other machines
+      try (RemoteLease ignored = RemoteLease.acquire(remote, "pins/.lock")) {
+        return work.run();
+      } catch (IOException e) {
+        throw new UncheckedIOException("cannot update the pins in " + remote.describe(), e);
+      }
+    }
     JVM_LOCK.lock();
     try (FileChannel ch = FileChannel.open(dir.resolve(".lock"), StandardOpenOption.CREATE,
         StandardOpenOption.WRITE); FileLock ignored = ch.lock()) {

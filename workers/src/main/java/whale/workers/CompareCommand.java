@@ -36,9 +36,7 @@ public class CompareCommand implements Callable<Integer> {
   @Parameters(index = "0", description = "Comparison spec (JSON), e.g. examples/math-compare.json")
   Path specFile;
 
-  @Option(names = "--artifacts", description = "Artifact store directory "
-      + "(default: $WHALE_ARTIFACTS or ./whale-artifacts)")
-  Path artifacts;
+  @Mixin Artifacts artifacts = new Artifacts();
 
   @Option(names = "--test-server", description = "Use the in-process Java test server even if a "
       + "temporal binary is on the PATH.")
@@ -66,13 +64,13 @@ public class CompareCommand implements Callable<Integer> {
         service.shutdown();
       }
     }
-    ActivityRuntime runtime = ActivityRuntime.open(Artifacts.dir(artifacts));
+    ActivityRuntime runtime = ActivityRuntime.open(artifacts.open());
     System.out.println(whale.model.EngineSettings.startEngine());
     Optional<Path> temporal = forceTestServer ? Optional.empty() : DemoCommand.findOnPath("temporal");
     try (TestWorkflowEnvironment env = DemoCommand.environment(temporal)) {
       WhaleWorkers.register(env.getWorkerFactory(), EnumSet.allOf(Queue.class), runtime);
       env.start();
-      return follow(env.getWorkflowClient(), id, spec, t0, runtime.store().root().toString());
+      return follow(env.getWorkflowClient(), id, spec, t0, runtime.store().describe());
     }
   }
 

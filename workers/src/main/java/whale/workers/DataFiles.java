@@ -8,6 +8,7 @@ import java.util.stream.Stream;
 import whale.activities.HfPolicy;
 import whale.activities.TaskCatalog;
 import whale.workflows.ExperimentSpec;
+import whale.store.S3Remote;
 import whale.workflows.activities.TaskRef;
 
 /**
@@ -38,8 +39,9 @@ final class DataFiles {
           }
         }
       } else {
-        Path dir = Path.of(spec.model().path());
-        if (required || Files.exists(dir)) {
+        // a model in object storage (s3://…) is fetched and checked by each worker
+        Path dir = S3Remote.isS3(spec.model().path()) ? null : Path.of(spec.model().path());
+        if (dir != null && (required || Files.exists(dir))) {
           try {
             HfPolicy.checkDirectory(dir);
           } catch (IOException e) {

@@ -21,6 +21,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import whale.activities.ActivityRuntime;
 import whale.model.LanguageModel;
@@ -47,9 +48,7 @@ public class DemoCommand implements Callable<Integer> {
   @Option(names = "--spec", description = "Spec file (overrides --task)")
   Path specFile;
 
-  @Option(names = "--artifacts", description = "Artifact store directory "
-      + "(default: $WHALE_ARTIFACTS or ./whale-artifacts)")
-  Path artifacts;
+  @Mixin Artifacts artifacts = new Artifacts();
 
   @Option(names = "--test-server", description = "Use the in-process Java test server even if a "
       + "temporal binary is on the PATH.")
@@ -60,7 +59,7 @@ public class DemoCommand implements Callable<Integer> {
     long t0 = System.nanoTime();
     ExperimentSpec spec = SpecJson.parse(specFile == null ? builtinSpec(task) : Files.readString(specFile));
     DataFiles.check(spec, true);
-    ActivityRuntime runtime = ActivityRuntime.open(Artifacts.dir(artifacts));
+    ActivityRuntime runtime = ActivityRuntime.open(artifacts.open());
     System.out.println(whale.model.EngineSettings.startEngine());
     Optional<Path> temporal = forceTestServer ? Optional.empty() : findOnPath("temporal");
     try (TestWorkflowEnvironment env = environment(temporal)) {
@@ -70,7 +69,7 @@ public class DemoCommand implements Callable<Integer> {
       String id = "whale-demo-" + System.currentTimeMillis();
       WhaleWorkflow wf = client.newWorkflowStub(WhaleWorkflow.class, WorkflowOptions.newBuilder()
           .setTaskQueue(WhaleWorkflow.TASK_QUEUE).setWorkflowId(id).build());
-      System.out.println("started workflow " + id + "; artifacts at " + runtime.store().root());
+      System.out.println("started workflow " + id + "; artifacts at " + runtime.store().describe());
       CompletableFuture<WhaleResult> done = WorkflowClient.execute(wf::run, spec, null);
       WhaleResult result = follow(client.newWorkflowStub(WhaleWorkflow.class, id), done);
       System.out.println();

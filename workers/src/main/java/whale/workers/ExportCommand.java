@@ -7,6 +7,7 @@ import java.util.concurrent.Callable;
 import java.util.stream.Stream;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Parameters;
@@ -32,9 +33,7 @@ public class ExportCommand implements Callable<Integer> {
   @Option(names = "--merge", description = "Merge LoRA adapters into the weights")
   boolean merge;
 
-  @Option(names = "--artifacts", description = "Artifact store directory "
-      + "(default: $WHALE_ARTIFACTS or ./whale-artifacts)")
-  Path artifacts;
+  @Mixin Artifacts artifacts = new Artifacts();
 
   @Override
   public Integer call() throws Exception {
@@ -42,7 +41,7 @@ public class ExportCommand implements Callable<Integer> {
       throw new ParameterException(spec.commandLine(), "--out: " + out
           + " exists and is not an empty directory (nothing is overwritten)");
     }
-    HfPolicy.export(new ArtifactStore(Artifacts.dir(artifacts)), checkpointRef, out, merge);
+    HfPolicy.export(artifacts.open(), checkpointRef, out, merge);
     spec.commandLine().getOut().println("exported " + checkpointRef + " to " + out
         + (merge ? " (adapters merged)" : ""));
     spec.commandLine().getOut().flush();

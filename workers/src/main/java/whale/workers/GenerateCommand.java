@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Spec;
@@ -55,9 +56,7 @@ public class GenerateCommand implements Callable<Integer> {
       + "(default) or cuda (a checkpoint reference keeps its own)")
   String device;
 
-  @Option(names = "--artifacts", description = "Artifact store a reference is read from "
-      + "(default: $WHALE_ARTIFACTS or ./whale-artifacts)")
-  Path artifacts;
+  @Mixin Artifacts artifacts = new Artifacts();
 
   @Override
   public Integer call() throws Exception {
@@ -81,7 +80,7 @@ public class GenerateCommand implements Callable<Integer> {
 
   private HfModel open() throws Exception {
     if (model.startsWith("sha256:")) {
-      return HfPolicy.open(new ArtifactStore(Artifacts.dir(artifacts)), model);
+      return HfPolicy.open(artifacts.open(), model);
     }
     Path dir = Path.of(model);
     if (!Files.isDirectory(dir)) {

@@ -22,9 +22,7 @@ public class ReportCommand implements Callable<Integer> {
   @Parameters(index = "0", description = "Workflow id of a finished ComparisonWorkflow")
   String workflowId;
 
-  @Option(names = "--artifacts", description = "Artifact store directory to write the report to "
-      + "(default: $WHALE_ARTIFACTS or ./whale-artifacts)")
-  Path artifacts;
+  @Mixin Artifacts artifacts = new Artifacts();
 
   @Override
   public Integer call() throws Exception {
@@ -33,7 +31,7 @@ public class ReportCommand implements Callable<Integer> {
       WorkflowClient client = connection.client(service);
       ComparisonResult result = client.newUntypedWorkflowStub(workflowId)
           .getResult(ComparisonResult.class);
-      ComparisonReport report = new ReportActivitiesImpl(ActivityRuntime.open(Artifacts.dir(artifacts)))
+      ComparisonReport report = new ReportActivitiesImpl(ActivityRuntime.open(artifacts.open()))
           .render(new ReportRequest(workflowId.replaceAll("[^A-Za-z0-9._-]", "_"), result.name(), result.k(), result.runs()));
       System.out.println(Report.comparison(new ComparisonResult(result.name(), result.k(),
           result.runs(), report)));

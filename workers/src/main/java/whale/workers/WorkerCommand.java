@@ -26,9 +26,7 @@ public class WorkerCommand implements java.util.concurrent.Callable<Integer> {
       description = "Comma-separated: control, gpu, harness, eval (default: all).")
   String queues;
 
-  @Option(names = "--artifacts", description = "Artifact store directory, shared by all workers "
-      + "(default: $WHALE_ARTIFACTS or ./whale-artifacts).")
-  Path artifacts;
+  @Mixin Artifacts artifacts = new Artifacts();
 
   @Option(names = "--device", description = "cpu or cuda: with cuda, refuse to start unless the "
       + "PyTorch engine sees a GPU, saying what is missing (default: $WHALE_DEVICE, else cpu). "
@@ -82,13 +80,13 @@ public class WorkerCommand implements java.util.concurrent.Callable<Integer> {
         System.out.println("registered search attributes " + added);
       }
     }
-    ActivityRuntime runtime = ActivityRuntime.open(Artifacts.dir(artifacts));
+    ActivityRuntime runtime = ActivityRuntime.open(artifacts.open());
     runtime.vllm(vllm(runtime));
     WorkerFactory factory = WorkerFactory.newInstance(client);
     WhaleWorkers.register(factory, qs, runtime);
     factory.start();
     System.out.println("whale worker on " + connection.address() + " namespace "
-        + connection.namespace() + " serving " + qs + ", artifacts at " + runtime.store().root());
+        + connection.namespace() + " serving " + qs + ", artifacts at " + runtime.store().describe());
     StringBuilder slots = new StringBuilder("activity slots:");
     for (Queue q : qs) {
       if (q != Queue.CONTROL) {
