@@ -77,8 +77,8 @@ class SeparateHostsIT {
   @BeforeAll
   static void up() throws Exception {
     t0 = System.nanoTime();
+    net = Network.create(PREFIX, "10.77.0"); // first: it stops what a crashed run left writing
     dir = E2e.outputDir("hosts");
-    net = Network.create(PREFIX, "10.77.0");
     Host temporal = net.host("temporal", 2);
     Host s3Host = net.host("s3", 3);
     client = net.host("client", 4);
@@ -239,11 +239,6 @@ class SeparateHostsIT {
     Map<String, WorkerProcess> out = new LinkedHashMap<>();
     for (String q : QUEUES) {
       Path cache = runDir.resolve("cache-" + q);
-      if (Boolean.getBoolean("hosts.sharedDir")) { // TEMPORARY: plumbing before the S3 store lands
-        out.put(q, new WorkerProcess(q, server.address(), runDir.resolve("shared").toString(),
-            runDir, workerHosts.get(q), Map.of(), List.of()));
-        continue;
-      }
       out.put(q, new WorkerProcess(q, server.address(), "s3://" + BUCKET + "/" + name, runDir,
           workerHosts.get(q), s3.clientEnv(), List.of("--cache", cache.toString())));
     }
