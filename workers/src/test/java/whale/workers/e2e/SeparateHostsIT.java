@@ -51,9 +51,14 @@ import whale.workflows.WhaleWorkflow;
  * root): it fails, never skips, when it cannot build the network.
  *
  * <p>Run A goes through untouched. Run B, the same seeded spec under a fresh S3 prefix (so that
- * nothing of A's is memoised), loses the gpu worker in the middle of an RSFT step (killed, its
- * cache wiped, started again) and has the eval host's cable pulled for 30 s in the middle of an
- * evaluation; it must end with exactly A's result, having scheduled exactly A's activities.
+ * nothing of A's is memoised), has the eval host's cable pulled for 30 s while an evaluation is
+ * on it, then loses the gpu worker holding an RSFT step (killed, its cache wiped, started again);
+ * it must end with exactly A's result, having scheduled exactly A's activities. Each fault is
+ * set up before the activity it hits is handed out (the link down, the worker frozen), so it
+ * cannot miss however short the activity: no timing window.
+ *
+ * <p>The control worker (the workflows) has a host of its own as well: no activity runs beside
+ * the workflow code, so every hand-over between a workflow and an activity crosses the network.
  */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class SeparateHostsIT {
@@ -148,26 +153,41 @@ class SeparateHostsIT {
       fail("run A did not finish: nothing to compare with");
     }
     Run run = run("b", (id, w, runDir) -> {
-      // the gpu worker dies in an RSFT step after the first, so the step it retries needs the
-      // previous checkpoint: with its cache gone, only S3 still has it. Steps take a fraction of
-      // a second, so the worker is frozen first and killed once the server still shows the step
-      // running: the kill lands inside the step, never just after it.
+      // 1. The eval host loses its link once the run is training: the next evaluation is handed
+      // to a host that cannot answer, so it cannot finish (however short it is); the link stays
+      // down 30 s, and at least 25 s after that hand-over, beyond the heartbeat timeout (20 s),
+      // so the server gives that attempt up and retries it.
+      Host eval = workerHosts.get("eval");
+      awaitStatus(id, s -> s.get("step").asInt() >= 1);
+      net.cut(eval);
+      long cut = System.nanoTime();
+      log("eval host's link down");
+      Set<String> evaluating = awaitStarted(id, "Evaluate");
+      long handed = System.nanoTime();
+      log("evaluation %s running on the cut-off host", evaluating);
+      sleepUntil(Math.max(cut + CUT.toNanos(), handed + TimeUnit.SECONDS.toNanos(25)));
+      net.restore(eval);
+      log("eval host's link up again after %.0f s", (System.nanoTime() - cut) / 1e9);
+
+      // 2. The gpu worker dies holding an RSFT step, and comes back with its cache wiped: the
+      // step it retries needs the checkpoint of the step before, which only S3 still has. It is
+      // frozen while idle (round 1's harness phase, which runs no gpu activity), so the next
+      // step, round 2's first, is handed to it whatever its length; killed once the server shows
+      // that step running on it.
       WorkerProcess gpu = w.get("gpu");
-      interrupt(id, "RsftStep", s -> s.get("step").asInt() >= 1, gpu::freeze, gpu::thaw);
+      JsonNode at = awaitStatus(id, s -> s.get("phase").asText().equals("harness")
+          || s.get("round").asInt() >= 2);
+      if (!at.get("phase").asText().equals("harness")) {
+        fail("round 1's harness phase went by unseen: " + at);
+      }
+      gpu.freeze();
+      log("gpu worker frozen in round 1's harness phase");
+      Set<String> step = awaitStarted(id, "RsftStep");
       gpu.kill9();
       deleteTree(runDir.resolve("cache-gpu"));
-      log("gpu worker killed in an RSFT step, its cache deleted");
+      log("gpu worker killed holding RSFT step %s, its cache deleted", step);
       gpu.start();
       log("gpu worker started again with an empty cache");
-      // the eval host loses its link in the middle of an evaluation, for longer than the
-      // heartbeat timeout (20 s): the server gives the attempt up, the worker's reports go nowhere
-      Host eval = workerHosts.get("eval");
-      interrupt(id, "Evaluate", s -> true, () -> net.cut(eval), () -> net.restore(eval));
-      long cut = System.nanoTime();
-      log("eval host's link down in an evaluation");
-      Thread.sleep(CUT.toMillis() - 1000); // interrupt() held it down 1 s already
-      net.restore(eval);
-      log("eval host's link up again after %.0f s", (System.nanoTime() - cut) / 1e9 + 1);
     });
     List<String> retried = RunTree.retried(run.histories());
     log("run B: best mean@8 %.4f, evaluations %s", run.result().bestMeanAt8(),
@@ -191,8 +211,8 @@ class SeparateHostsIT {
         "every activity scheduled as in run A: none repeated, none lost");
     assertEquals(RunTree.completedPerType(reference.histories()),
         RunTree.completedPerType(run.histories()), "completed activities per type");
-    assertTrue(retried.contains("RsftStep"), "the RSFT step the kill interrupted was retried: "
-        + retried);
+    assertTrue(retried.contains("RsftStep"),
+        "the RSFT step the killed gpu worker held was retried: " + retried);
     assertTrue(retried.contains("Evaluate"), "the evaluation the cut interrupted was retried: "
         + retried);
   }
@@ -299,36 +319,40 @@ class SeparateHostsIT {
         "-o", "json")).get("queryResult").get(0);
   }
 
-  /**
-   * Stops an activity of {@code type} in the middle: once the run's status matches {@code when}
-   * and such an activity runs on a worker, {@code stop} (which must keep it from completing:
-   * freeze its worker, cut its link); if a second later the server still shows that attempt
-   * running, it was caught inside, else it had finished just before: {@code undo}, and the next.
-   */
-  static void interrupt(String id, String type, Predicate<JsonNode> when, Runnable stop,
-      Runnable undo) throws Exception {
+  /** Polls the run's status query until {@code p} holds; failing if the run ends first. */
+  static JsonNode awaitStatus(String id, Predicate<JsonNode> p) throws Exception {
     long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(5);
     while (System.nanoTime() < deadline) {
       JsonNode s = status(id);
+      if (p.test(s)) {
+        return s;
+      }
       if (s.get("phase").asText().equals("done")) {
-        fail("the run ended before a " + type + " could be interrupted");
+        fail("the run ended before the moment awaited: " + s);
       }
-      Set<String> running = when.test(s) ? started(id, type) : Set.of();
-      if (!running.isEmpty()) {
-        stop.run();
-        Thread.sleep(1000); // a completion sent just before the stop has landed by now
-        Set<String> still = started(id, type);
-        still.retainAll(running);
-        if (!still.isEmpty()) {
-          log("%s caught in the middle: %s", type, still);
-          return;
-        }
-        undo.run();
-        log("%s %s finished before it was stopped; waiting for the next", type, running);
-      }
-      Thread.sleep(50);
+      Thread.sleep(100);
     }
-    fail("no " + type + " could be interrupted in time");
+    return fail("the run never reached the moment awaited");
+  }
+
+  /** Waits for an attempt of {@code type} to be running on a worker (the server's view). */
+  static Set<String> awaitStarted(String id, String type) throws Exception {
+    long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(2);
+    while (System.nanoTime() < deadline) {
+      Set<String> s = started(id, type);
+      if (!s.isEmpty()) {
+        return s;
+      }
+      Thread.sleep(100);
+    }
+    return fail("no " + type + " was handed to a worker within 2 minutes");
+  }
+
+  static void sleepUntil(long nanoTime) throws InterruptedException {
+    long left = nanoTime - System.nanoTime();
+    if (left > 0) {
+      TimeUnit.NANOSECONDS.sleep(left);
+    }
   }
 
   /**

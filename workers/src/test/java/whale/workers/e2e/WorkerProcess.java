@@ -97,14 +97,12 @@ public final class WorkerProcess implements AutoCloseable {
     return process != null && process.isAlive();
   }
 
-  /** SIGSTOP: the JVM stands still (no completion, no heartbeat) until {@link #thaw()}. */
+  /**
+   * SIGSTOP: the JVM stands still, its connections open, so the server goes on handing it tasks
+   * that it neither runs nor reports (a hung machine); {@link #kill9()} ends it.
+   */
   public void freeze() {
     signal("STOP");
-  }
-
-  /** SIGCONT after {@link #freeze()}. */
-  public void thaw() {
-    signal("CONT");
   }
 
   private void signal(String sig) {
