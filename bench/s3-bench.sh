@@ -11,7 +11,7 @@ set -e
 cd "$(dirname "$0")/.."
 MB=${MB:-500}
 WORK=$(mktemp -d /tmp/whale-s3-bench.XXXXXX)
-trap 'kill $S3 2>/dev/null; wait $S3 2>/dev/null; rm -rf "$WORK"' EXIT
+trap 'rc=$?; kill $S3 2>/dev/null; wait $S3 2>/dev/null; rm -rf "$WORK"; exit $rc' EXIT
 JAR=${S3PROXY_JAR:-store/target/s3proxy/s3proxy.jar}
 [ -f "$JAR" ] || ./mvnw -B -q -o -pl store generate-test-resources
 PORT=${PORT:-18123}
@@ -43,7 +43,7 @@ t1=$(date +%s.%N)
 ./whale demo --artifacts s3://whale-bench/demo --cache "$WORK/demo-cache" >"$WORK/demo-s3.log" 2>&1 \
   || { tail -30 "$WORK/demo-s3.log"; exit 1; }
 t2=$(date +%s.%N)
-grep -h 'best\|wall time\|artifacts at' "$WORK/demo-dir.log" "$WORK/demo-s3.log" | tail -4
+grep -h 'best mean@8\|wall time\|artifacts at' "$WORK/demo-dir.log" "$WORK/demo-s3.log"
 python3 - "$t0" "$t1" "$t2" <<'PY'
 import sys
 t0, t1, t2 = map(float, sys.argv[1:])
