@@ -16,16 +16,16 @@ import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
  * kill and start again on the same data. Its self-contained jar is copied to target/s3proxy by the
  * build.
  */
-final class S3ProxyProcess implements AutoCloseable {
-  static final String IDENTITY = "whale";
-  static final String CREDENTIAL = "whale-secret";
+public final class S3ProxyProcess implements AutoCloseable {
+  public static final String IDENTITY = "whale";
+  public static final String CREDENTIAL = "whale-secret";
 
-  final Path data;
-  final int port;
+  public final Path data;
+  public final int port;
   private final Path log;
   private Process process;
 
-  S3ProxyProcess(Path dir, String... buckets) throws IOException {
+  public S3ProxyProcess(Path dir, String... buckets) throws IOException {
     this.data = dir.resolve("data");
     for (String b : buckets) {
       Files.createDirectories(data.resolve(b)); // a filesystem-blobstore bucket is a directory
@@ -44,20 +44,20 @@ final class S3ProxyProcess implements AutoCloseable {
     start();
   }
 
-  String endpoint() {
+  public String endpoint() {
     return "http://127.0.0.1:" + port;
   }
 
-  S3Remote remote(String location) {
+  public S3Remote remote(String location) {
     return S3Remote.open(location, endpoint(), credentials(IDENTITY, CREDENTIAL));
   }
 
-  static StaticCredentialsProvider credentials(String id, String secret) {
+  public static StaticCredentialsProvider credentials(String id, String secret) {
     return StaticCredentialsProvider.create(AwsBasicCredentials.create(id, secret));
   }
 
-  void start() throws IOException {
-    Path jar = Path.of("target/s3proxy/s3proxy.jar");
+  public void start() throws IOException {
+    Path jar = Path.of("target/s3proxy/s3proxy.jar"); // each module's build copies it there
     if (!Files.isRegularFile(jar)) {
       fail("S3Proxy's jar is not at " + jar.toAbsolutePath() + " (the build copies it there)");
     }
@@ -85,7 +85,7 @@ final class S3ProxyProcess implements AutoCloseable {
   }
 
   /** kill -9: the server vanishes mid-request. */
-  void kill() throws InterruptedException {
+  public void kill() throws InterruptedException {
     process.destroyForcibly().waitFor();
   }
 

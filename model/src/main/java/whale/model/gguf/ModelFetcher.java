@@ -69,10 +69,16 @@ public final class ModelFetcher {
     return k;
   }
 
-  /** The cache root: {@code override} if given, else $WHALE_MODELS, else ~/.cache/whale/models. */
+  /**
+   * The cache root: {@code override} if given, else $WHALE_MODELS (or the system property
+   * {@code whale.models}), else ~/.cache/whale/models.
+   */
   public static Path cacheRoot(Path override) {
     if (override != null) {
       return override.toAbsolutePath();
+    }
+    if (System.getProperty("whale.models") != null) {
+      return Path.of(System.getProperty("whale.models")).toAbsolutePath();
     }
     String env = System.getenv(ENV_CACHE);
     if (env != null && !env.isBlank()) {
