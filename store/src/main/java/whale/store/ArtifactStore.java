@@ -182,6 +182,10 @@ public final class ArtifactStore {
    * within the file system's clock tick). Fails clearly on a malformed, missing or corrupt reference.
    */
   public Path path(String ref) {
+    Path cached = REF.matcher(ref).matches() ? objectPath(ref.substring(7)) : null;
+    if (remote != null && cached != null && !Files.exists(cached) && fetch(ref, cached)) {
+      return cached; // checked on its way down: no second pass over it
+    }
     for (boolean again = remote != null; ; again = false) {
       Path p = located(ref);
       try {
@@ -374,14 +378,14 @@ public final class ArtifactStore {
   /**
    * Brings a remote object into the cache, checked against its reference on the way: a corrupt
    * remote object is set aside under {@code corrupt/} in the remote (its content, written again,
-   * repairs the store) and the read fails naming it. Nothing when the remote has none.
+   * repairs the store) and the read fails naming it. False when the remote has none.
    */
-  private void fetch(String ref, Path p) {
+  private boolean fetch(String ref, Path p) {
     String hex = ref.substring(7);
     Path tmp = newTempFile(".get");
     try {
       if (!remote.download(objectKey(hex), tmp)) {
-        return;
+        return false;
       }
       String actual = sha256(tmp);
       if (!actual.equals(hex)) {
@@ -395,6 +399,7 @@ public final class ArtifactStore {
       moveAtomically(tmp, p);
       cached(Files.size(p));
       evict(p);
+      return true;
     } catch (IOException e) {
       throw new UncheckedIOException("cannot fetch artifact " + ref + " from " + remote.describe(), e);
     } finally {

@@ -69,15 +69,7 @@ class S3StoreTest {
       throws IOException {
     String loc = location();
     ArtifactStore gpu = worker(loc, a, 0);
-    Path big = gpu.newTempFile(".bin");
-    byte[] chunk = new byte[1 << 20];
-    new Random(7).nextBytes(chunk);
-    try (OutputStream out = Files.newOutputStream(big)) {
-      for (int i = 0; i < 40; i++) { // 40 MiB: three parts of 16 MiB
-        chunk[0] = (byte) i;
-        out.write(chunk);
-      }
-    }
+    Path big = randomFile(gpu, 40, 7); // 40 MiB: three parts of 16 MiB
     String hex = ArtifactStore.sha256Hex(big);
     String ref = gpu.putFile(big);
     assertEquals("sha256:" + hex, ref);
@@ -185,15 +177,7 @@ class S3StoreTest {
       throws Exception {
     String loc = location();
     ArtifactStore gpu = worker(loc, a, 0);
-    Path big = gpu.newTempFile(".bin");
-    byte[] chunk = new byte[1 << 20];
-    new Random(11).nextBytes(chunk);
-    try (OutputStream out = Files.newOutputStream(big)) {
-      for (int i = 0; i < 160; i++) {
-        chunk[0] = (byte) i;
-        out.write(chunk);
-      }
-    }
+    Path big = randomFile(gpu, 160, 11);
     String hex = ArtifactStore.sha256Hex(big);
     Path keep = b.resolve("copy.bin");
     Files.copy(big, keep);
@@ -213,6 +197,20 @@ class S3StoreTest {
     assertThrows(IllegalArgumentException.class, () -> eval.path(ref));
     assertEquals(ref, gpu.putFile(keep)); // the activity's retry
     assertEquals(hex, ArtifactStore.sha256Hex(eval.path(ref)));
+  }
+
+  /** A file of {@code mib} MiB in the store's temporary space, each MiB distinct. */
+  private static Path randomFile(ArtifactStore store, int mib, long seed) throws IOException {
+    Path file = store.newTempFile(".bin");
+    byte[] chunk = new byte[1 << 20];
+    new Random(seed).nextBytes(chunk);
+    try (OutputStream out = Files.newOutputStream(file)) {
+      for (int i = 0; i < mib; i++) {
+        chunk[0] = (byte) i;
+        out.write(chunk);
+      }
+    }
+    return file;
   }
 
   private static boolean partOnDisk(Path dir, String hex) throws IOException {
