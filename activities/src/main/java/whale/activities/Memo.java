@@ -2,6 +2,8 @@ package whale.activities;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -48,6 +50,14 @@ final class Memo {
     }
   }
 
+  /**
+   * Identical requests computing in this process, by store and key: a second one waits for the
+   * first and reads its memo instead of computing the same bytes beside it (a comparison's cells
+   * ask for the same base, RSFT steps and evaluations at about the same time).
+   */
+  private static final ConcurrentHashMap<String, CompletableFuture<Void>> RUNNING =
+      new ConcurrentHashMap<>();
+
   static <T> T once(ArtifactStore store, Kind kind, Object request, Class<T> type, Supplier<T> work) {
     String namespace = kind.namespace;
     String key;
@@ -56,22 +66,63 @@ final class Memo {
     } catch (JsonProcessingException e) {
       throw new IllegalStateException(e);
     }
-    Optional<String> done = store.memo(namespace, key);
-    if (done.isPresent()) {
-      T remembered = trusted(store, done.get(), type);
+    String running = store.describe() + "\n" + namespace + "\n" + key;
+    boolean waited = false;
+    while (true) {
+      T remembered = remembered(store, namespace, key, type, true);
       if (remembered != null) {
+        WhaleMetrics.memo(namespace, waited ? "joined" : "remembered");
         return remembered;
       }
+      CompletableFuture<Void> mine = new CompletableFuture<>();
+      CompletableFuture<Void> other = RUNNING.putIfAbsent(running, mine);
+      if (other == null) {
+        try {
+          // it may have finished between the look above and taking the slot
+          T late = remembered(store, namespace, key, type, false);
+          if (late != null) {
+            WhaleMetrics.memo(namespace, waited ? "joined" : "remembered");
+            return late;
+          }
+          T result = work.get();
+          try {
+            store.putMemo(namespace, key, ArtifactStore.json().writeValueAsString(result));
+          } catch (JsonProcessingException e) {
+            throw new IllegalStateException(e);
+          }
+          WhaleMetrics.memo(namespace, "computed");
+          return result;
+        } finally {
+          RUNNING.remove(running, mine);
+          mine.complete(null);
+        }
+      }
+      try {
+        other.get(); // its failure is its own: then this one looks again and computes
+      } catch (InterruptedException e) { // the attempt was abandoned (ActivityHeartbeat)
+        Thread.currentThread().interrupt();
+        throw new IllegalStateException("abandoned while an identical " + namespace
+            + " request computed in this process", e);
+      } catch (java.util.concurrent.ExecutionException e) {
+        throw new IllegalStateException(e); // never: the slot's future only completes normally
+      }
+      waited = true;
+    }
+  }
+
+  /** The trusted memo of {@code key}, or null when there is none (or it cannot be trusted). */
+  private static <T> T remembered(ArtifactStore store, String namespace, String key, Class<T> type,
+      boolean warn) {
+    Optional<String> done = store.memo(namespace, key);
+    if (done.isEmpty()) {
+      return null;
+    }
+    T remembered = trusted(store, done.get(), type);
+    if (remembered == null && warn) {
       LOG.warn("memo {}/{} is unreadable or names a missing or corrupt artifact: recomputing",
           namespace, key);
     }
-    T result = work.get();
-    try {
-      store.putMemo(namespace, key, ArtifactStore.json().writeValueAsString(result));
-    } catch (JsonProcessingException e) {
-      throw new IllegalStateException(e);
-    }
-    return result;
+    return remembered;
   }
 
   /**

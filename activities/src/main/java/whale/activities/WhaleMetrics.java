@@ -13,7 +13,30 @@ import java.util.concurrent.atomic.AtomicReference;
 public final class WhaleMetrics {
   private static final Map<String, AtomicReference<Double>> MEAN_AT_K = new ConcurrentHashMap<>();
 
+  private static final Map<String, java.util.concurrent.atomic.AtomicLong> MEMO =
+      new ConcurrentHashMap<>();
+
   private WhaleMetrics() {}
+
+  /**
+   * One memoized request ({@link Memo}): "computed", "remembered" (its memo was there) or "joined"
+   * (an identical request computed it in this process meanwhile).
+   */
+  static void memo(String kind, String outcome) {
+    Metrics.counter("whale_memo", "kind", kind, "outcome", outcome).increment();
+    MEMO.computeIfAbsent(kind + " " + outcome, k -> new java.util.concurrent.atomic.AtomicLong())
+        .incrementAndGet();
+  }
+
+  /**
+   * This process's memoized requests so far, by kind and outcome ("rsft-step computed" -> 12): what
+   * a comparison's cells shared, for {@code whale compare} to print.
+   */
+  public static Map<String, Long> memoCounts() {
+    Map<String, Long> out = new java.util.TreeMap<>();
+    MEMO.forEach((k, v) -> out.put(k, v.get()));
+    return out;
+  }
 
   static void rsftStep(int rollouts, int accepted, boolean updated) {
     Metrics.counter("whale_rsft_steps", "update", updated ? "applied" : "skipped").increment();

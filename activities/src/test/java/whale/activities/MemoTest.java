@@ -21,6 +21,78 @@ class MemoTest {
   record Result(String checkpointRef, double loss) {}
 
   @Test
+  void anIdenticalRequestComputingInThisProcessIsJoinedNotComputedAgain() throws Exception {
+    ArtifactStore store = new ArtifactStore(dir);
+    AtomicInteger runs = new AtomicInteger();
+    java.util.concurrent.CountDownLatch started = new java.util.concurrent.CountDownLatch(1);
+    java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+    Request req = new Request("joined", 11);
+    java.util.function.Supplier<Result> work = () -> {
+      runs.incrementAndGet();
+      started.countDown();
+      try {
+        release.await();
+      } catch (InterruptedException e) {
+        throw new IllegalStateException(e);
+      }
+      return new Result(store.putBytes("joined".getBytes()), 0.25);
+    };
+    long joinedBefore = WhaleMetrics.memoCounts().getOrDefault("rsft-step joined", 0L);
+    var pool = java.util.concurrent.Executors.newFixedThreadPool(2);
+    try {
+      var first = pool.submit(() -> Memo.once(store, Memo.Kind.RSFT_STEP, req, Result.class, work));
+      started.await();
+      // a second store object on the same directory, as a second activity of the process has
+      var second = pool.submit(() -> Memo.once(new ArtifactStore(dir), Memo.Kind.RSFT_STEP, req,
+          Result.class, work));
+      Thread.sleep(200); // the second is waiting now (it did not run the work: runs stays 1)
+      assertEquals(1, runs.get());
+      release.countDown();
+      assertEquals(first.get(), second.get());
+      assertEquals(1, runs.get(), "the identical request was joined");
+      assertEquals(joinedBefore + 1, WhaleMetrics.memoCounts().get("rsft-step joined"));
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
+  @Test
+  void aJoinedRequestWhoseFirstFailedComputesItself() throws Exception {
+    ArtifactStore store = new ArtifactStore(dir);
+    AtomicInteger runs = new AtomicInteger();
+    java.util.concurrent.CountDownLatch started = new java.util.concurrent.CountDownLatch(1);
+    java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+    Request req = new Request("failed-first", 12);
+    var pool = java.util.concurrent.Executors.newFixedThreadPool(2);
+    try {
+      var first = pool.submit(() -> Memo.once(store, Memo.Kind.EVALUATE, req, Result.class, () -> {
+        runs.incrementAndGet();
+        started.countDown();
+        try {
+          release.await();
+        } catch (InterruptedException e) {
+          throw new IllegalStateException(e);
+        }
+        throw new IllegalStateException("the first attempt's sandbox died");
+      }));
+      started.await();
+      var second = pool.submit(() -> Memo.once(store, Memo.Kind.EVALUATE, req, Result.class, () -> {
+        runs.incrementAndGet();
+        return new Result(store.putBytes("second".getBytes()), 0.5);
+      }));
+      Thread.sleep(200);
+      release.countDown();
+      var failed = org.junit.jupiter.api.Assertions.assertThrows(
+          java.util.concurrent.ExecutionException.class, first::get);
+      assertTrue(failed.getCause().getMessage().contains("sandbox died"));
+      assertEquals(0.5, second.get().loss());
+      assertEquals(2, runs.get());
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
+  @Test
   void aMemoWhoseArtifactIsCorruptOrUnreadableIsRecomputedNotTrusted() throws Exception {
     ArtifactStore store = new ArtifactStore(dir);
     byte[] checkpoint = "WHALEGPT weights ...".repeat(1000).getBytes();

@@ -70,8 +70,30 @@ public class CompareCommand implements Callable<Integer> {
     try (TestWorkflowEnvironment env = DemoCommand.environment(temporal)) {
       WhaleWorkers.register(env.getWorkerFactory(), EnumSet.allOf(Queue.class), runtime);
       env.start();
-      return follow(env.getWorkflowClient(), id, spec, t0, runtime.store().describe());
+      int rc = follow(env.getWorkflowClient(), id, spec, t0, runtime.store().describe());
+      System.out.println(sharedWork(whale.activities.WhaleMetrics.memoCounts()));
+      return rc;
     }
+  }
+
+  /**
+   * What the cells shared through the activity memo in this process, per kind: "rsft-step 120
+   * requested, 64 computed" (the rest remembered, or joined while an identical request computed).
+   */
+  static String sharedWork(java.util.Map<String, Long> counts) {
+    java.util.Map<String, long[]> byKind = new java.util.TreeMap<>();
+    counts.forEach((k, n) -> {
+      String[] kindOutcome = k.split(" ", 2);
+      long[] c = byKind.computeIfAbsent(kindOutcome[0], x -> new long[2]);
+      c[0] += n;
+      if (kindOutcome[1].equals("computed")) {
+        c[1] += n;
+      }
+    });
+    StringBuilder out = new StringBuilder("shared work (activity memo, this process):");
+    byKind.forEach((kind, c) -> out.append(String.format(Locale.ROOT, " %s %d requested, %d computed;",
+        kind, c[0], c[1])));
+    return byKind.isEmpty() ? out + " none" : out.substring(0, out.length() - 1);
   }
 
   private static int follow(WorkflowClient client, String id, ComparisonSpec spec, long t0,

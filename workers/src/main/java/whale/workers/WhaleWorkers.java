@@ -42,18 +42,26 @@ public final class WhaleWorkers {
   }
 
   /**
-   * Activity slots per queue: gpu 1 (one model job at a time), eval the rest of {@link #cpuSlots}
-   * (at least 1), harness 2 (mostly waiting on compilers and proposers). Tasks beyond a queue's
-   * slots stay on the server, where another worker may take them, instead of starting here and
-   * time-slicing the cores.
+   * Activity slots per queue: gpu 1 on a machine with a GPU (one model job at a time), else
+   * {@link #cpuSlots} (training and pretraining are then CPU work on one core each, like
+   * evaluation); eval the rest of {@link #cpuSlots} (at least 1); harness 2 (mostly waiting on
+   * compilers and proposers). Tasks beyond a queue's slots stay on the server, where another worker
+   * may take them. On a CPU a process serving both queues may run gpu and eval work on the same
+   * cores at once: a one-slot gpu queue had left a core idle whenever evaluations were not ready (a
+   * comparison's cells pretraining their bases one after another used 1.1 of 2 cores).
    */
-  static int slots(Queue q, Set<Queue> queues) {
+  static int slots(Queue q, Set<Queue> queues, int gpus) {
     return switch (q) {
-      case GPU -> 1;
+      case GPU -> gpus > 0 ? 1 : cpuSlots();
       case EVAL -> Math.max(1, cpuSlots() - (queues.contains(Queue.GPU) ? 1 : 0));
       case HARNESS -> 2;
       default -> throw new IllegalStateException(q.name());
     };
+  }
+
+  /** {@link #slots(Queue, Set, int)} with the GPUs the PyTorch engine sees (only asked for gpu). */
+  static int slots(Queue q, Set<Queue> queues) {
+    return slots(q, queues, q == Queue.GPU ? whale.model.hf.CudaCheck.gpuCount() : 0);
   }
 
   public static void register(WorkerFactory factory, Set<Queue> queues, ActivityRuntime runtime) {

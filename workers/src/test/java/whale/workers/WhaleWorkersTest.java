@@ -19,12 +19,14 @@ class WhaleWorkersTest {
   void evalGetsTheCoresTheGpuJobLeavesAndAtLeastOne() {
     System.setProperty("whale.cpuSlots", "4");
     EnumSet<Queue> all = EnumSet.allOf(Queue.class);
-    assertEquals(1, WhaleWorkers.slots(Queue.GPU, all));
+    assertEquals(1, WhaleWorkers.slots(Queue.GPU, all, 1), "a GPU trains one model at a time");
+    assertEquals(4, WhaleWorkers.slots(Queue.GPU, all, 0), "without one, training takes the cores");
     assertEquals(3, WhaleWorkers.slots(Queue.EVAL, all));
     assertEquals(4, WhaleWorkers.slots(Queue.EVAL, EnumSet.of(Queue.EVAL)));
     assertEquals(2, WhaleWorkers.slots(Queue.HARNESS, all));
     System.setProperty("whale.cpuSlots", "1");
     assertEquals(1, WhaleWorkers.slots(Queue.EVAL, all));
+    assertEquals(1, WhaleWorkers.slots(Queue.GPU, all, 0));
   }
 
   @Test
