@@ -30,17 +30,20 @@ final class Memo {
    * written before versions existed keep their entries.
    */
   enum Kind {
-    BASE_MODEL("base-model", 1),
-    RSFT_STEP("rsft-step", 1),
-    PROPOSE("propose", 1),
-    EVALUATE("evaluate", 1);
+    BASE_MODEL("base-model", 1, true),
+    RSFT_STEP("rsft-step", 1, true),
+    PROPOSE("propose", 1, false),
+    EVALUATE("evaluate", 1, true);
 
     final String namespace;
     final int version;
+    /** Model work on one core each: computed under {@link Cores}. */
+    final boolean onCore;
 
-    Kind(String namespace, int version) {
+    Kind(String namespace, int version, boolean onCore) {
       this.namespace = namespace;
       this.version = version;
+      this.onCore = onCore;
     }
 
     /** The memo key of {@code requestJson}. */
@@ -84,7 +87,7 @@ final class Memo {
             WhaleMetrics.memo(namespace, waited ? "joined" : "remembered");
             return late;
           }
-          T result = work.get();
+          T result = kind.onCore ? Cores.run(work) : work.get();
           try {
             store.putMemo(namespace, key, ArtifactStore.json().writeValueAsString(result));
           } catch (JsonProcessingException e) {

@@ -57,6 +57,41 @@ class MemoTest {
   }
 
   @Test
+  void modelWorkComputesOnAsManyCoresAsTheProcessHasWhateverItsQueue() throws Exception {
+    ArtifactStore store = new ArtifactStore(dir);
+    int before = Cores.count();
+    Cores.set(1);
+    java.util.concurrent.atomic.AtomicInteger running = new java.util.concurrent.atomic.AtomicInteger();
+    java.util.concurrent.atomic.AtomicInteger most = new java.util.concurrent.atomic.AtomicInteger();
+    java.util.function.Function<String, Result> work = name -> {
+      most.accumulateAndGet(running.incrementAndGet(), Math::max);
+      try {
+        Thread.sleep(100);
+      } catch (InterruptedException e) {
+        throw new IllegalStateException(e);
+      }
+      running.decrementAndGet();
+      return new Result(store.putBytes(name.getBytes()), 0);
+    };
+    var pool = java.util.concurrent.Executors.newFixedThreadPool(3);
+    try {
+      var step = pool.submit(() -> Memo.once(store, Memo.Kind.RSFT_STEP, new Request("a", 1),
+          Result.class, () -> work.apply("a")));
+      var eval = pool.submit(() -> Memo.once(store, Memo.Kind.EVALUATE, new Request("b", 1),
+          Result.class, () -> work.apply("b")));
+      var base = pool.submit(() -> Memo.once(store, Memo.Kind.BASE_MODEL, new Request("c", 1),
+          Result.class, () -> work.apply("c")));
+      step.get();
+      eval.get();
+      base.get();
+      assertEquals(1, most.get(), "one core: one model job at a time, across kinds");
+    } finally {
+      pool.shutdownNow();
+      Cores.set(before);
+    }
+  }
+
+  @Test
   void aJoinedRequestWhoseFirstFailedComputesItself() throws Exception {
     ArtifactStore store = new ArtifactStore(dir);
     AtomicInteger runs = new AtomicInteger();

@@ -6,6 +6,7 @@ import io.temporal.worker.WorkerOptions;
 import java.util.Set;
 import whale.activities.ActivityHeartbeat;
 import whale.activities.ActivityRuntime;
+import whale.activities.Cores;
 import whale.activities.EvalActivitiesImpl;
 import whale.activities.HarnessActivitiesImpl;
 import whale.activities.ReportActivitiesImpl;
@@ -42,29 +43,31 @@ public final class WhaleWorkers {
   }
 
   /**
-   * Activity slots per queue: gpu 1 on a machine with a GPU (one model job at a time), else
-   * {@link #cpuSlots} (training and pretraining are then CPU work on one core each, like
-   * evaluation); eval the rest of {@link #cpuSlots} (at least 1); harness 2 (mostly waiting on
-   * compilers and proposers). Tasks beyond a queue's slots stay on the server, where another worker
-   * may take them. On a CPU a process serving both queues may run gpu and eval work on the same
-   * cores at once: a one-slot gpu queue had left a core idle whenever evaluations were not ready (a
-   * comparison's cells pretraining their bases one after another used 1.1 of 2 cores).
+   * Activity slots per queue. With a GPU: gpu 1 (one model job at a time), eval the rest of
+   * {@link #cpuSlots} (at least 1). Without one, training and pretraining are one core's work like
+   * evaluation: gpu and eval get {@link #cpuSlots} slots each and {@link Cores} lets that many of
+   * them compute at once, whichever queue they come from (a one-slot gpu queue and a one-slot eval
+   * queue had left a core idle whenever one queue had no work: a 6 x 5 math comparison used 1.1 of
+   * 2 cores). Harness 2 (mostly waiting on compilers and proposers). Tasks beyond a queue's slots
+   * stay on the server, where another worker may take them.
    */
   static int slots(Queue q, Set<Queue> queues, int gpus) {
     return switch (q) {
       case GPU -> gpus > 0 ? 1 : cpuSlots();
-      case EVAL -> Math.max(1, cpuSlots() - (queues.contains(Queue.GPU) ? 1 : 0));
+      case EVAL -> gpus > 0 || !queues.contains(Queue.GPU) ? Math.max(1,
+          cpuSlots() - (queues.contains(Queue.GPU) ? 1 : 0)) : cpuSlots();
       case HARNESS -> 2;
       default -> throw new IllegalStateException(q.name());
     };
   }
 
-  /** {@link #slots(Queue, Set, int)} with the GPUs the PyTorch engine sees (only asked for gpu). */
+  /** {@link #slots(Queue, Set, int)} with the GPUs the PyTorch engine sees (when gpu is served). */
   static int slots(Queue q, Set<Queue> queues) {
-    return slots(q, queues, q == Queue.GPU ? whale.model.hf.CudaCheck.gpuCount() : 0);
+    return slots(q, queues, queues.contains(Queue.GPU) ? whale.model.hf.CudaCheck.gpuCount() : 0);
   }
 
   public static void register(WorkerFactory factory, Set<Queue> queues, ActivityRuntime runtime) {
+    Cores.set(cpuSlots());
     for (Queue q : queues) {
       switch (q) {
         case CONTROL -> factory.newWorker(q.taskQueue)

@@ -21,11 +21,13 @@ class WhaleWorkersTest {
     EnumSet<Queue> all = EnumSet.allOf(Queue.class);
     assertEquals(1, WhaleWorkers.slots(Queue.GPU, all, 1), "a GPU trains one model at a time");
     assertEquals(4, WhaleWorkers.slots(Queue.GPU, all, 0), "without one, training takes the cores");
-    assertEquals(3, WhaleWorkers.slots(Queue.EVAL, all));
-    assertEquals(4, WhaleWorkers.slots(Queue.EVAL, EnumSet.of(Queue.EVAL)));
-    assertEquals(2, WhaleWorkers.slots(Queue.HARNESS, all));
+    assertEquals(3, WhaleWorkers.slots(Queue.EVAL, all, 1));
+    assertEquals(4, WhaleWorkers.slots(Queue.EVAL, all, 0), "without a GPU, Cores shares the cores");
+    assertEquals(4, WhaleWorkers.slots(Queue.EVAL, EnumSet.of(Queue.EVAL), 0));
+    assertEquals(2, WhaleWorkers.slots(Queue.HARNESS, all, 0));
     System.setProperty("whale.cpuSlots", "1");
-    assertEquals(1, WhaleWorkers.slots(Queue.EVAL, all));
+    assertEquals(1, WhaleWorkers.slots(Queue.EVAL, all, 1));
+    assertEquals(1, WhaleWorkers.slots(Queue.EVAL, all, 0));
     assertEquals(1, WhaleWorkers.slots(Queue.GPU, all, 0));
   }
 
