@@ -49,6 +49,11 @@ class CrossProcessDeterminismTest {
    * deletes the others.
    */
   static final Map<String, List<String>> PINNED = Map.of(
+      // an Intel Xeon with AMX (2026-12-06): the AVX-512 Xeon's bytes exactly
+      "GenuineIntel fma avx2 avx512f amx_bf16 amx_tile amx_int8", List.of(
+          "base=sha256:e7b4d54ef52c65f6a2b471966171c33a59730c92262fa0a2aa93da50b9e4b16c",
+          "step=sha256:07de90d1557afc02f14847fcba4d4faacf4485e0b1abf9222f4bfff392779e5e accepted=8"
+              + " rollouts=sha256:cb7d2430d28bd0714e0b89207c8d3aa97386ec4a6bc54d9715a9c15581d3bdcb"),
       "AuthenticAMD fma avx2", List.of(
           "base=sha256:45d98a134f27d08350fc5aff272ce110bc069653e4095aa784be99cc5c3277a0",
           "step=sha256:b4ea4cbdb475323591ae8c78a6525ec6da89f0df32d217ff4ef56bdf5a4c720c accepted=2"

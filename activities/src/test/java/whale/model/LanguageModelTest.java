@@ -29,6 +29,43 @@ class LanguageModelTest {
   }
 
   @Test
+  void twoModelsTrainAtOnceOnTwoThreadsAsEachDoesAlone() throws Exception {
+    List<String> corpus = new ArrayList<>();
+    for (int a = 0; a < 40; a++) {
+      for (int b = 0; b < 30; b++) {
+        corpus.add(a + "+" + b + "=" + (a + b) + "\n");
+      }
+    }
+    ModelConfig config = new ModelConfig(CONFIG.vocabSize(), 32, 32, 2, 4, 4);
+    float[] alone;
+    try (LanguageModel m = LanguageModel.create(config, 5)) {
+      m.pretrain(corpus, 30, 16, 3e-3f, 9);
+      alone = m.logits("12+7=")[4];
+    }
+    // DJL's GradientCollector allowed one per JVM; Backprop's grad mode is per thread
+    try (LanguageModel a = LanguageModel.create(config, 5);
+        LanguageModel b = LanguageModel.create(config, 5)) {
+      var pool = java.util.concurrent.Executors.newFixedThreadPool(2);
+      java.util.concurrent.CyclicBarrier start = new java.util.concurrent.CyclicBarrier(2);
+      try {
+        var fa = pool.submit(() -> {
+          start.await();
+          return a.pretrain(corpus, 30, 16, 3e-3f, 9);
+        });
+        var fb = pool.submit(() -> {
+          start.await();
+          return b.pretrain(corpus, 30, 16, 3e-3f, 9);
+        });
+        assertEquals(fa.get(), fb.get());
+      } finally {
+        pool.shutdownNow();
+      }
+      assertArrayEquals(alone, a.logits("12+7=")[4], "bit-identical to training alone");
+      assertArrayEquals(alone, b.logits("12+7=")[4]);
+    }
+  }
+
+  @Test
   void logitsAtPositionTDoNotDependOnLaterTokens() {
     try (LanguageModel model = LanguageModel.create(CONFIG, 1)) {
       String a = "the quick brown fox jumps";

@@ -1,11 +1,9 @@
 package whale.model;
 
-import ai.djl.engine.Engine;
 import ai.djl.ndarray.NDArray;
 import ai.djl.ndarray.NDManager;
 import ai.djl.ndarray.NDScope;
 import ai.djl.ndarray.types.Shape;
-import ai.djl.training.GradientCollector;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -30,8 +28,8 @@ import java.util.SplittableRandom;
  *   <li>the model sees at most {@code contextLength} tokens: longer inputs lose their left end.
  * </ul>
  *
- * <p>Calls are serialised on the instance; training is also serialised JVM-wide because DJL's
- * PyTorch engine allows only one GradientCollector at a time.
+ * <p>Calls are serialised on the instance; models train at once on different threads
+ * ({@link Backprop}).
  */
 public final class LanguageModel implements Policy {
   static {
@@ -40,8 +38,6 @@ public final class LanguageModel implements Policy {
 
   /** Most rows in one forward pass while sampling: bounds native memory. */
   static final int SAMPLE_CHUNK = 256;
-
-  private static final Object TRAIN_LOCK = new Object();
 
   private final ModelConfig config;
   private final NDManager manager;
@@ -391,23 +387,21 @@ public final class LanguageModel implements Policy {
   private TrainStats train(List<List<Row>> batches, java.util.function.IntToDoubleFunction lr,
       Progress progress) {
     synchronized (this) {
-      synchronized (TRAIN_LOCK) {
-        double lossSum = 0;
-        long tokens = 0;
-        int steps = 0;
-        for (int i = 0; i < batches.size(); i++) {
-          Batch b = Batch.of(batches.get(i));
-          if (b.weightSum == 0) {
-            continue; // nothing to learn from (e.g. empty completions)
-          }
-          float loss = step(b, (float) lr.applyAsDouble(i));
-          progress.onStep(i + 1, loss);
-          lossSum += (double) loss * b.weightSum;
-          tokens += (long) b.weightSum;
-          steps++;
+      double lossSum = 0;
+      long tokens = 0;
+      int steps = 0;
+      for (int i = 0; i < batches.size(); i++) {
+        Batch b = Batch.of(batches.get(i));
+        if (b.weightSum == 0) {
+          continue; // nothing to learn from (e.g. empty completions)
         }
-        return steps == 0 ? TrainStats.NONE : new TrainStats(lossSum / tokens, steps, tokens);
+        float loss = step(b, (float) lr.applyAsDouble(i));
+        progress.onStep(i + 1, loss);
+        lossSum += (double) loss * b.weightSum;
+        tokens += (long) b.weightSum;
+        steps++;
       }
+      return steps == 0 ? TrainStats.NONE : new TrainStats(lossSum / tokens, steps, tokens);
     }
   }
 
@@ -416,7 +410,7 @@ public final class LanguageModel implements Policy {
     try (NDManager sub = manager.newSubManager();
         NDScope scope = new NDScope()) {
       float loss;
-      try (GradientCollector collector = Engine.getInstance().newGradientCollector()) {
+      try (Backprop collector = new Backprop()) {
         NDArray nll = meanNll(sub, b);
         collector.backward(nll);
         loss = nll.getFloat();

@@ -1,13 +1,11 @@
 package whale.model.hf;
 
-import ai.djl.engine.Engine;
 import ai.djl.ndarray.NDArray;
 import ai.djl.ndarray.NDManager;
 import ai.djl.ndarray.index.NDIndex;
 import ai.djl.ndarray.NDScope;
 import ai.djl.ndarray.types.DataType;
 import ai.djl.ndarray.types.Shape;
-import ai.djl.training.GradientCollector;
 import java.util.Arrays;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -24,12 +22,6 @@ import whale.model.Scalars;
  * frozen ({@link #lora}); trainable arrays and AdamW moments are float32.
  */
 public final class SftTrainer implements AutoCloseable {
-  /**
-   * DJL's PyTorch engine allows one GradientCollector at a time per JVM. LanguageModel holds its own
-   * lock, so a built-in and a Hugging Face model must not train in the same JVM at once.
-   */
-  private static final Object TRAIN_LOCK = new Object();
-
   /** One example as token ids: the loss covers {@code completion} only. */
   /**
    * Token ids and, per token, whether it is a target to learn (the model's own tokens).
@@ -104,7 +96,7 @@ public final class SftTrainer implements AutoCloseable {
 
   /** The masked loss of one minibatch, without gradients. */
   public float loss(List<Example> batch) {
-    synchronized (TRAIN_LOCK) {
+    synchronized (this) {
       try (NDManager sub = manager.newSubManager();
           NDScope scope = new NDScope()) {
         Batch b = Batch.of(batch, decoder.config().maxPositions());
@@ -123,7 +115,7 @@ public final class SftTrainer implements AutoCloseable {
 
   /** As {@link #gradientNorms(List, float[])}, accumulating over micro-batches of {@code microRows}. */
   public Map<String, Double> gradientNorms(List<Example> batch, int microRows, float[] lossOut) {
-    synchronized (TRAIN_LOCK) {
+    synchronized (this) {
       try (NDManager sub = manager.newSubManager();
           NDScope scope = new NDScope()) {
         backward(sub, batch, microRows, lossOut);
@@ -156,7 +148,7 @@ public final class SftTrainer implements AutoCloseable {
    * minibatch (each micro-batch's loss is weighted by its share of the completion tokens).
    */
   public float step(List<Example> batch, float lr, int microRows) {
-    synchronized (TRAIN_LOCK) {
+    synchronized (this) {
       try (NDManager sub = manager.newSubManager();
           NDScope scope = new NDScope()) {
         float[] loss = new float[1];
@@ -216,7 +208,7 @@ public final class SftTrainer implements AutoCloseable {
     for (Batch b : micro) {
       // gradients add up across collectors (see AdamW), so per micro-batch: sum of NLL / total
       try (NDManager m = sub.newSubManager();
-          GradientCollector collector = Engine.getInstance().newGradientCollector()) {
+          whale.model.Backprop collector = new whale.model.Backprop()) {
         NDArray nll = maskedNll(m, b);
         NDArray part = nll.mul(Scalars.of(nll, b.weightSum / total));
         collector.backward(part);
