@@ -74,7 +74,7 @@ public final class WhaleWorkers {
             .registerWorkflowImplementationTypes(WhaleWorkflowImpl.class,
             WeightPhaseWorkflowImpl.class, HarnessSearchWorkflowImpl.class,
             ComparisonWorkflowImpl.class);
-        // One model job at a time per process: the model is the unit of GPU/CPU contention.
+        // One job on a GPU; on a CPU a slot per core, shared with eval through Cores.
         case GPU -> worker(factory, q, slots(q, queues)).registerActivitiesImplementations(
             new WeightActivitiesImpl(runtime));
         case EVAL -> worker(factory, q, slots(q, queues)).registerActivitiesImplementations(
