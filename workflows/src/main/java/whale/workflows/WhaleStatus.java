@@ -12,7 +12,8 @@ import java.util.List;
  * @param testRollouts rollouts spent on test evaluation, counted apart
  * @param bestMeanAt8 best test mean@8 so far (NaN before the first evaluation)
  * @param bestAt where it was reached, e.g. "round 2 harness, step 14"
- * @param phaseWorkflowId the running phase's child workflow, or null between phases
+ * @param phaseWorkflowId the running phase's child workflow once it has started (so a signal to it
+ *     arrives), or null between phases
  * @param continuedAsNew how many times the run has continued as new
  * @param rejected why recent malformed signal payloads were ignored (most recent last; kept in this
  *     run only), e.g. "signal phaseProgress ignored: seq: expected an integer, got the string \"x\""

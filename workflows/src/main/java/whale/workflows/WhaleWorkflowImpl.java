@@ -52,6 +52,8 @@ public class WhaleWorkflowImpl implements WhaleWorkflow {
   private boolean ended;
   private int harnessIteration;
   private String phaseWorkflowId;
+  /** The child has started: only then does status name it (a signal sent earlier finds nothing). */
+  private boolean phaseStarted;
   private int progressSeq;
   private final Deque<Forward> toForward = new ArrayDeque<>();
   /** Why recent signal payloads were ignored (signals cannot be refused, so the status says). */
@@ -194,6 +196,7 @@ public class WhaleWorkflowImpl implements WhaleWorkflow {
     phaseWorkflowId = id;
     progressSeq = 0;
     Workflow.getWorkflowExecution(childStub).get(); // started: signals can reach it
+    phaseStarted = true;
     while (true) {
       Workflow.await(() -> result.isCompleted() || !toForward.isEmpty());
       while (!toForward.isEmpty() && !result.isCompleted()) {
@@ -213,6 +216,7 @@ public class WhaleWorkflowImpl implements WhaleWorkflow {
       if (result.isCompleted()) {
         toForward.clear();
         phaseWorkflowId = null;
+        phaseStarted = false;
         return result.get();
       }
     }
@@ -457,7 +461,7 @@ public class WhaleWorkflowImpl implements WhaleWorkflow {
         spent.testRollouts(), best == null ? Double.NaN : best.meanAt8(), label(best),
         best == null ? 0 : best.rollouts(), model.checkpointRef(),
         harness == null ? null : harness.sourceRef(), harness == null ? null : harness.name(),
-        phaseWorkflowId, continuedAsNew, List.copyOf(rejected));
+        phaseStarted ? phaseWorkflowId : null, continuedAsNew, List.copyOf(rejected));
   }
 
   @Override
