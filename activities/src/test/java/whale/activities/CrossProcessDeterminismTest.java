@@ -44,7 +44,9 @@ class CrossProcessDeterminismTest {
    * held to AVX2 code (-XX:UseAVX=2), glibc with its AVX-512 variants masked and MKL held to AVX2
    * instructions all wrote its pinned bytes again, so none of those is the difference
    * (docs/reproducibility.md, "The same bytes on other machines"). Unpinned, the EPYC wrote base
-   * 36bf9818....
+   * 36bf9818.... An AMD EPYC with AVX-512 (Zen 4, 2026-12-06) writes the AVX2-only EPYC's bytes
+   * exactly: within a vendor the pinned bytes do not depend on AVX-512 or AMX being there, across
+   * vendors they differ.
    * A change that means to alter pretraining or the step updates every row it can measure and
    * deletes the others.
    */
@@ -55,6 +57,11 @@ class CrossProcessDeterminismTest {
           "step=sha256:07de90d1557afc02f14847fcba4d4faacf4485e0b1abf9222f4bfff392779e5e accepted=8"
               + " rollouts=sha256:cb7d2430d28bd0714e0b89207c8d3aa97386ec4a6bc54d9715a9c15581d3bdcb"),
       "AuthenticAMD fma avx2", List.of(
+          "base=sha256:45d98a134f27d08350fc5aff272ce110bc069653e4095aa784be99cc5c3277a0",
+          "step=sha256:b4ea4cbdb475323591ae8c78a6525ec6da89f0df32d217ff4ef56bdf5a4c720c accepted=2"
+              + " rollouts=sha256:69352cf98ab709195a04cf608a243a8c1bb0f0954c687dc44fecd51e68f29e31"),
+      // an AMD EPYC with AVX-512 (Zen 4, 2026-12-06): the AVX2-only EPYC's bytes exactly
+      "AuthenticAMD fma avx2 avx512f", List.of(
           "base=sha256:45d98a134f27d08350fc5aff272ce110bc069653e4095aa784be99cc5c3277a0",
           "step=sha256:b4ea4cbdb475323591ae8c78a6525ec6da89f0df32d217ff4ef56bdf5a4c720c accepted=2"
               + " rollouts=sha256:69352cf98ab709195a04cf608a243a8c1bb0f0954c687dc44fecd51e68f29e31"),
