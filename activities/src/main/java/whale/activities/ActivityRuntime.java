@@ -81,7 +81,9 @@ public final class ActivityRuntime {
   /**
    * The episode executor, started on first use. Sandbox mode: a pool of
    * {@code whale.sandbox.pool} (default 2) processes of {@code whale.sandbox.heapMb} (default 256) MiB
-   * heap, killed when this JVM exits.
+   * heap, killed when this JVM exits; an episode run takes {@code whale.sandbox.shards} (default 1)
+   * of them, so that two runs (two evaluations, or an evaluation and an RSFT step's rollouts) go at
+   * once instead of one waiting for the other's sandboxes.
    */
   public synchronized EpisodeExecutor episodes() {
     if (episodes == null) {
@@ -89,7 +91,7 @@ public final class ActivityRuntime {
         episodes = new InProcessExecutor(compiler);
       } else {
         SandboxExecutor ex = SandboxExecutor.create(Integer.getInteger("whale.sandbox.pool", 2),
-            Integer.getInteger("whale.sandbox.heapMb", 256));
+            Integer.getInteger("whale.sandbox.heapMb", 256), Integer.getInteger("whale.sandbox.shards", 1));
         Runtime.getRuntime().addShutdownHook(new Thread(ex::close, "whale-sandbox-shutdown"));
         episodes = ex;
       }

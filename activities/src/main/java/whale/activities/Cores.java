@@ -1,7 +1,14 @@
 package whale.activities;
 
+import java.util.List;
 import java.util.concurrent.Semaphore;
 import java.util.function.Supplier;
+import whale.chat.ChatTemplate;
+import whale.model.Completion;
+import whale.model.GenerationRequest;
+import whale.model.Generator;
+import whale.model.ModelLimits;
+import whale.model.SamplingParams;
 
 /**
  * The cores this process's model work may use at once: pretraining, RSFT steps and evaluations each
@@ -29,6 +36,36 @@ public final class Cores {
 
   public static int count() {
     return count;
+  }
+
+  /**
+   * {@code model} with each batch of generation computed under this gate. Evaluations take a core per
+   * model call rather than for the whole activity: between two calls an evaluation waits for its
+   * sandboxes to run the harness code, and a core held through that wait sat idle (a comparison's
+   * harness phases used 1.3 of 2 cores).
+   */
+  static Generator gated(Generator model) {
+    return new Generator() {
+      @Override
+      public List<Completion> generate(List<GenerationRequest> requests, SamplingParams params) {
+        return run(() -> model.generate(requests, params));
+      }
+
+      @Override
+      public ModelLimits limits() {
+        return model.limits();
+      }
+
+      @Override
+      public long residentBytes() {
+        return model.residentBytes();
+      }
+
+      @Override
+      public ChatTemplate chatTemplate() {
+        return model.chatTemplate();
+      }
+    };
   }
 
   /** Runs {@code work} once a core is free (waiting interruptibly: an abandoned attempt stops). */

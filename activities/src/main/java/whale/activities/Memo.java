@@ -31,9 +31,14 @@ final class Memo {
    */
   enum Kind {
     BASE_MODEL("base-model", 1, true),
-    RSFT_STEP("rsft-step", 1, true),
+    // An RSFT step and an evaluation take a core per model call (Cores.gated) and the step again for
+    // its SFT, never for the whole activity: between calls they wait for their sandboxes, and a
+    // core held through that wait sat idle. Never a core while waiting for a sandbox either: a step
+    // holding a core for its rollouts while an evaluation held the sandboxes and waited for a core
+    // deadlocked.
+    RSFT_STEP("rsft-step", 1, false),
     PROPOSE("propose", 1, false),
-    EVALUATE("evaluate", 1, true);
+    EVALUATE("evaluate", 1, false);
 
     final String namespace;
     final int version;

@@ -125,7 +125,7 @@ public class WeightActivitiesImpl implements WeightActivities {
         if (g instanceof whale.model.vllm.VllmGenerator v) {
           v.recordInto(sampled); // the server's ids, to train on exactly them
         }
-        return Episodes.run(runtime.episodes(), g, task, harness, batch, req.samplesPerPrompt(),
+        return Episodes.run(runtime.episodes(), Cores.gated(g), task, harness, batch, req.samplesPerPrompt(),
             req.seed(), req.episodes(), "RSFT step " + req.step());
       });
       double reward = episodes.stream().mapToDouble(EpisodeResult::reward).average().orElse(0);
@@ -151,9 +151,10 @@ public class WeightActivitiesImpl implements WeightActivities {
             rolloutsRef);
       }
       ActivityHeartbeat.progress("RSFT step " + req.step() + ": SFT on " + examples.size() + " calls");
-      TrainStats stats = model.sft(examples, req.minibatch(), (float) req.learningRate(),
+      // the core for the SFT only: its rollouts took one per model call, as evaluations do
+      TrainStats stats = Cores.run(() -> model.sft(examples, req.minibatch(), (float) req.learningRate(),
           Seeds.mix(req.seed(), 1), (i, loss) -> ActivityHeartbeat.progress("RSFT step " + req.step()
-              + ": SFT minibatch " + i + " loss " + loss)); // an abandoned step stops here, unsaved
+              + ": SFT minibatch " + i + " loss " + loss))); // an abandoned step stops here, unsaved
       return new RsftStepResult(save(model), reward, accepted, episodes.size(), examples.size(),
           stats.meanLoss(), rolloutsRef);
     }

@@ -75,10 +75,19 @@ class MemoTest {
     };
     var pool = java.util.concurrent.Executors.newFixedThreadPool(3);
     try {
+      // an RSFT step takes the core for its SFT (and per model call for its rollouts), an evaluation
+      // per model call (Cores.gated), pretraining for the whole activity
       var step = pool.submit(() -> Memo.once(store, Memo.Kind.RSFT_STEP, new Request("a", 1),
-          Result.class, () -> work.apply("a")));
+          Result.class, () -> Cores.run(() -> work.apply("a"))));
+      whale.model.Generator model = (requests, params) -> {
+        work.apply("b");
+        return java.util.List.of();
+      };
       var eval = pool.submit(() -> Memo.once(store, Memo.Kind.EVALUATE, new Request("b", 1),
-          Result.class, () -> work.apply("b")));
+          Result.class, () -> {
+            Cores.gated(model).generate(java.util.List.of(), new whale.model.SamplingParams(1.0, 0));
+            return new Result(store.putBytes("b".getBytes()), 0);
+          }));
       var base = pool.submit(() -> Memo.once(store, Memo.Kind.BASE_MODEL, new Request("c", 1),
           Result.class, () -> work.apply("c")));
       step.get();

@@ -73,6 +73,50 @@ class SandboxExecutorTest {
   }
 
   @Test
+  @Timeout(120)
+  void withOneShardPerRunAPoolOfTwoServesTwoRunsAtOnceWithTheResultsOfTwoShards() throws Exception {
+    List<TaskProblem> problems = TASK.split(Split.HARNESS);
+    List<EpisodeResult> sharded = sandbox.run(new Scripted(), TASK, TWO_CALLS, problems, 2, 7, config(5000),
+        l -> { });
+    // Each run's model answers only once the other run's has been called too. A run makes one model
+    // call at a time (its batch), so two calls in flight come from two runs: a run waiting for the
+    // other's sandboxes (a shard per sandbox of the pool, as before) never gets there.
+    java.util.concurrent.CountDownLatch both = new java.util.concurrent.CountDownLatch(2);
+    Generator meeting = new Generator() {
+      final Scripted scripted = new Scripted();
+
+      @Override
+      public List<Completion> generate(List<GenerationRequest> requests, SamplingParams params) {
+        both.countDown();
+        try {
+          if (!both.await(60, java.util.concurrent.TimeUnit.SECONDS)) {
+            throw new IllegalStateException("the other run never called the model");
+          }
+        } catch (InterruptedException e) {
+          throw new IllegalStateException(e);
+        }
+        return scripted.generate(requests, params);
+      }
+    };
+    try (SandboxExecutor own = new SandboxExecutor(SandboxPool.forThisJvm(2, 256), new SandboxHost(), 20,
+        3000, SandboxExecutor.COMPILE_TIMEOUT_MILLIS, 1)) {
+      var threads = java.util.concurrent.Executors.newFixedThreadPool(2);
+      try {
+        var a = threads.submit(() -> own.run(meeting, TASK, TWO_CALLS, problems, 2, 7, config(5000), l -> { }));
+        var b = threads.submit(() -> own.run(meeting, TASK, TWO_CALLS, problems, 2, 7, config(5000), l -> { }));
+        List<EpisodeResult> ra = a.get(90, java.util.concurrent.TimeUnit.SECONDS);
+        List<EpisodeResult> rb = b.get(90, java.util.concurrent.TimeUnit.SECONDS);
+        assertEquals(0, both.getCount(), "both runs called the model at once");
+        // one shard or two: the same episodes, in the same order
+        assertEquals(sharded.stream().map(EpisodeResult::answer).toList(), ra.stream().map(EpisodeResult::answer).toList());
+        assertEquals(sharded.stream().map(EpisodeResult::reward).toList(), rb.stream().map(EpisodeResult::reward).toList());
+      } finally {
+        threads.shutdownNow();
+      }
+    }
+  }
+
+  @Test
   void sandboxedEpisodesEqualInProcessOnesAndAreBatchedAcrossShards() {
     List<TaskProblem> problems = TASK.split(Split.HARNESS);
     Scripted g1 = new Scripted();

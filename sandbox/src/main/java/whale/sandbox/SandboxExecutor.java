@@ -59,6 +59,8 @@ public final class SandboxExecutor implements EpisodeExecutor {
   private final long windowMillis;
   private final long hangGraceMillis;
   private final long compileTimeoutMillis;
+  /** Sandboxes one episode run takes at most: fewer than the pool lets runs go side by side. */
+  private final int shardsPerRun;
   private final java.util.concurrent.atomic.AtomicInteger leftoverRecycles =
       new java.util.concurrent.atomic.AtomicInteger();
   /** The compiler's verdicts by source ("" when it compiles); sources are immutable, so never stale. */
@@ -83,6 +85,15 @@ public final class SandboxExecutor implements EpisodeExecutor {
 
   public SandboxExecutor(SandboxPool pool, SandboxHost host, long windowMillis, long hangGraceMillis,
       long compileTimeoutMillis) {
+    this(pool, host, windowMillis, hangGraceMillis, compileTimeoutMillis, pool.size());
+  }
+
+  public SandboxExecutor(SandboxPool pool, SandboxHost host, long windowMillis, long hangGraceMillis,
+      long compileTimeoutMillis, int shardsPerRun) {
+    if (shardsPerRun < 1) {
+      throw new IllegalArgumentException("shards per run must be >= 1, got " + shardsPerRun);
+    }
+    this.shardsPerRun = shardsPerRun;
     this.pool = pool;
     this.host = host;
     this.windowMillis = windowMillis;
@@ -92,7 +103,18 @@ public final class SandboxExecutor implements EpisodeExecutor {
 
   /** A pool of {@code size} sandboxes of {@code heapMb} on this JVM's class path, with its own host. */
   public static SandboxExecutor create(int size, int heapMb) {
-    return new SandboxExecutor(SandboxPool.forThisJvm(size, heapMb), new SandboxHost(), 20, 15_000);
+    return create(size, heapMb, size);
+  }
+
+  /**
+   * As {@link #create(int, int)}, each episode run split over at most {@code shardsPerRun}
+   * sandboxes. A run's episodes share its model calls in lock-step, so its model thread idles while
+   * its shards run harness code: with one shard per run, a pool of n serves n runs at once, which is
+   * what keeps the cores busy when several evaluations are waiting (a comparison's harness phases).
+   */
+  public static SandboxExecutor create(int size, int heapMb, int shardsPerRun) {
+    return new SandboxExecutor(SandboxPool.forThisJvm(size, heapMb), new SandboxHost(), 20, 15_000,
+        COMPILE_TIMEOUT_MILLIS, shardsPerRun);
   }
 
   public SandboxPool pool() {
@@ -170,7 +192,7 @@ public final class SandboxExecutor implements EpisodeExecutor {
       throw new IllegalArgumentException("harness does not compile: " + errors);
     }
     String runId = UUID.randomUUID().toString();
-    int n = Math.min(pool.size(), problems.size());
+    int n = Math.min(Math.min(pool.size(), shardsPerRun), problems.size());
     try (BatchGroup group = new BatchGroup(model, config.sampling(), windowMillis, runId.substring(0, 8))) {
       List<Future<ShardRun>> futures = new ArrayList<>();
       for (int k = 0; k < n; k++) {
