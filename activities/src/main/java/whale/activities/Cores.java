@@ -39,10 +39,10 @@ public final class Cores {
   }
 
   /**
-   * {@code model} with each batch of generation computed under this gate. Evaluations take a core per
-   * model call rather than for the whole activity: between two calls an evaluation waits for its
-   * sandboxes to run the harness code, and a core held through that wait sat idle (a comparison's
-   * harness phases used 1.3 of 2 cores).
+   * {@code model} with each batch of generation computed under this gate. Episode runs (evaluations,
+   * RSFT steps' rollouts) take a core per model call rather than for the whole activity: between two
+   * calls a run waits for its sandboxes to run the harness code, and a core held through that wait
+   * sat idle (a comparison's harness phases used 1.3 of 2 cores).
    */
   static Generator gated(Generator model) {
     return new Generator() {

@@ -26,7 +26,8 @@ final class Episodes {
         .withEpisodeTimeout(Duration.ofSeconds(s.timeoutSeconds()))
         .withSampling(new SamplingParams(s.temperature(), s.topK()))
         .withMaxTemperature(s.maxTemperature() == null ? s.temperature() : s.maxTemperature());
-    List<EpisodeResult> results = executor.run(model, task, harnessSource, problems, samples, seed,
+    // a core per model call (Cores.gated), never for the whole run: between calls it waits for its sandboxes
+    List<EpisodeResult> results = executor.run(Cores.gated(model), task, harnessSource, problems, samples, seed,
         config, line -> ActivityHeartbeat.progress(what + ": " + line));
     for (EpisodeResult r : results) {
       if (r.status() != whale.harness.EpisodeStatus.COMPLETED) {

@@ -51,7 +51,7 @@ public class EvalActivitiesImpl implements EvalActivities {
     List<TaskProblem> problems = task.split(split);
     String harness = runtime.harnessSource(req.harnessRef());
     List<EpisodeResult> episodes = runtime.withSampler(req.checkpointRef(), req.episodes(), model ->
-        Episodes.run(runtime.episodes(), Cores.gated(model), task, harness, problems, req.k(), req.seed(), req.episodes(),
+        Episodes.run(runtime.episodes(), model, task, harness, problems, req.k(), req.seed(), req.episodes(),
             req.label()));
     MeanAtK m = MeanAtK.ofEpisodes(episodes);
     double turns = episodes.stream().mapToInt(EpisodeResult::turns).average().orElse(0);

@@ -125,7 +125,7 @@ public class WeightActivitiesImpl implements WeightActivities {
         if (g instanceof whale.model.vllm.VllmGenerator v) {
           v.recordInto(sampled); // the server's ids, to train on exactly them
         }
-        return Episodes.run(runtime.episodes(), Cores.gated(g), task, harness, batch, req.samplesPerPrompt(),
+        return Episodes.run(runtime.episodes(), g, task, harness, batch, req.samplesPerPrompt(),
             req.seed(), req.episodes(), "RSFT step " + req.step());
       });
       double reward = episodes.stream().mapToDouble(EpisodeResult::reward).average().orElse(0);
