@@ -70,9 +70,27 @@ public final class AdamW {
   public void restore(long stepCount, Map<String, float[]> first, Map<String, float[]> second) {
     restoreStepCount(stepCount);
     for (String name : m.keySet()) {
-      m.get(name).set(first.get(name));
-      v.get(name).set(second.get(name));
+      restoreMoments(name, first.get(name), second.get(name));
     }
+  }
+
+  /**
+   * Restores one parameter's two moments (the caller can read a checkpoint one tensor at a time).
+   * The arrays are replaced, not written: values set into an array live in Java's direct memory
+   * until a garbage collection (see {@link OwnedArrays}).
+   */
+  public void restoreMoments(String name, float[] first, float[] second) {
+    m.put(name, replaced(m.get(name), first));
+    v.put(name, replaced(v.get(name), second));
+  }
+
+  private static NDArray replaced(NDArray old, float[] values) {
+    if (old == null) {
+      throw new IllegalArgumentException("no such parameter in this optimizer");
+    }
+    NDArray fresh = OwnedArrays.create(old.getManager(), values, old.getShape());
+    old.close();
+    return fresh;
   }
 
   /**

@@ -123,8 +123,8 @@ public final class HfCheckpoint {
       for (Map.Entry<String, NDArray> e : model.trainer().trainable().entrySet()) {
         long[] shape = e.getValue().getShape().getShape();
         String owner = "the trainable tensor " + e.getKey();
-        opt.firstMoment(e.getKey()).set(st.read("m/" + e.getKey(), shape, owner));
-        opt.secondMoment(e.getKey()).set(st.read("v/" + e.getKey(), shape, owner));
+        opt.restoreMoments(e.getKey(), st.read("m/" + e.getKey(), shape, owner),
+            st.read("v/" + e.getKey(), shape, owner));
       }
       opt.restoreStepCount(meta.path("optimizerSteps").asLong());
     } catch (IOException | RuntimeException e) {

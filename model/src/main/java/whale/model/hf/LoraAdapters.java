@@ -15,6 +15,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.SplittableRandom;
+import whale.model.OwnedArrays;
 
 /**
  * LoRA adapters on a {@link LlamaDecoder}'s projections, fresh or read from a PEFT adapter directory
@@ -69,7 +70,7 @@ public final class LoraAdapters {
           a[i] = (float) ((rng.nextDouble() * 2 - 1) * bound);
         }
         decoder.attach(module, new LlamaDecoder.Lora(
-            manager.create(a, new Shape(rank, in)), manager.zeros(new Shape(w.get(0), rank)),
+            OwnedArrays.create(manager, a, new Shape(rank, in)), manager.zeros(new Shape(w.get(0), rank)),
             (float) (alpha / rank)));
       }
     }
@@ -114,8 +115,8 @@ public final class LoraAdapters {
       String owner = dir.resolve(CONFIG) + " (r=" + rank + ") and the base weight " + w.getShape();
       float[] a = st.read(PREFIX + module + ".lora_A.weight", new long[] {rank, in}, owner);
       float[] b = st.read(PREFIX + module + ".lora_B.weight", new long[] {out, rank}, owner);
-      decoder.attach(module, new LlamaDecoder.Lora(manager.create(a, new Shape(rank, in)),
-          manager.create(b, new Shape(out, rank)), (float) scale));
+      decoder.attach(module, new LlamaDecoder.Lora(OwnedArrays.create(manager, a, new Shape(rank, in)),
+          OwnedArrays.create(manager, b, new Shape(out, rank)), (float) scale));
     }
   }
 

@@ -242,6 +242,8 @@ public final class Safetensors {
               out[done + i] = halfToFloat(map.getShort(2 * i));
             }
         }
+        // unmapped now: a mapping lives until the garbage collector finds it, resident all along
+        whale.model.OwnedArrays.free(map);
         done += count;
         pos += len;
       }
