@@ -12,7 +12,8 @@ import whale.model.SftExample;
 /**
  * Models of one directory share its base weights ({@link LlamaDecoder#loadShared}): one copy in
  * memory, alive while any of them is; LoRA training leaves them as they were; full fine-tuning
- * trains a copy of its own.
+ * trains a copy of its own, or the shared arrays themselves when no other model uses them (taken
+ * out of sharing first).
  */
 class SharedBaseTest {
   static final int[] PROMPT = {1, 5, 9, 2};
@@ -55,6 +56,29 @@ class SharedBaseTest {
     try (HfModel fresh = HfModel.load(dir, HfModel.LINE)) {
       assertFalse(fresh.decoder().weights().get(w).isReleased());
       logits(fresh); // usable
+    }
+  }
+
+  @Test
+  void aFullFineTuneThatIsTheOnlyUserTakesTheSharedWeightsAndALaterLoadReadsTheDirectoryAgain()
+      throws Exception {
+    var dir = HfFixtures.dir("qwen2");
+    String w = "model.layers.0.mlp.up_proj.weight";
+    float[] before;
+    try (HfModel full = HfModel.load(dir, HfModel.LINE)) {
+      before = logits(full);
+      ai.djl.ndarray.NDArray shared = full.decoder().weights().get(w);
+      full.trainFull();
+      assertSame(shared, full.decoder().weights().get(w), "taken over, not copied");
+      for (int i = 0; i < 3; i++) {
+        full.sft(EXAMPLES, 2, 5e-2f, i);
+      }
+      assertFalse(java.util.Arrays.equals(before, logits(full)), "the weights trained");
+      // while the trained model is open, a new load must not be handed its (changed) arrays
+      try (HfModel other = HfModel.load(dir, HfModel.LINE)) {
+        assertNotSame(shared, other.decoder().weights().get(w));
+        assertArrayEquals(before, logits(other), "the directory's weights, untrained");
+      }
     }
   }
 }
