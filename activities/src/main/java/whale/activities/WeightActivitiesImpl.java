@@ -9,6 +9,7 @@ import whale.harness.EpisodeResult;
 import whale.model.LanguageModel;
 import whale.model.Policy;
 import whale.model.ModelConfig;
+import whale.model.NativeHeap;
 import whale.model.SampledTokens;
 import whale.model.SftExample;
 import whale.model.TrainStats;
@@ -150,6 +151,9 @@ public class WeightActivitiesImpl implements WeightActivities {
         return new RsftStepResult(req.checkpointRef(), reward, 0, episodes.size(), 0, 0.0,
             rolloutsRef);
       }
+      // what sampling freed (KV caches, prefill activations) goes back to the system before the
+      // SFT's activations and gradients are allocated: a lower peak (issue 20's 3 and 5 GB bounds)
+      NativeHeap.trim();
       ActivityHeartbeat.progress("RSFT step " + req.step() + ": SFT on " + examples.size() + " calls");
       // the core for the SFT only: its rollouts took one per model call, as evaluations do
       TrainStats stats = Cores.run(() -> model.sft(examples, req.minibatch(), (float) req.learningRate(),

@@ -80,17 +80,32 @@ public final class AdamW {
    * until a garbage collection (see {@link OwnedArrays}).
    */
   public void restoreMoments(String name, float[] first, float[] second) {
-    m.put(name, replaced(m.get(name), first));
-    v.put(name, replaced(v.get(name), second));
+    NDArray old = m.get(name);
+    if (old == null) {
+      throw new IllegalArgumentException("no parameter " + name + " in this optimizer");
+    }
+    restoreMoments(name, OwnedArrays.create(old.getManager(), first, old.getShape()),
+        OwnedArrays.create(old.getManager(), second, old.getShape()));
   }
 
-  private static NDArray replaced(NDArray old, float[] values) {
-    if (old == null) {
-      throw new IllegalArgumentException("no such parameter in this optimizer");
+  /**
+   * As above, the moments given as arrays (same shape as the parameter, in its manager), which the
+   * optimizer now owns.
+   */
+  public void restoreMoments(String name, NDArray first, NDArray second) {
+    NDArray oldM = m.get(name);
+    NDArray oldV = v.get(name);
+    if (oldM == null) {
+      throw new IllegalArgumentException("no parameter " + name + " in this optimizer");
     }
-    NDArray fresh = OwnedArrays.create(old.getManager(), values, old.getShape());
-    old.close();
-    return fresh;
+    if (!first.getShape().equals(oldM.getShape()) || !second.getShape().equals(oldM.getShape())) {
+      throw new IllegalArgumentException("moments of " + name + " have shapes " + first.getShape()
+          + " and " + second.getShape() + ", the parameter " + oldM.getShape());
+    }
+    m.put(name, first);
+    v.put(name, second);
+    oldM.close();
+    oldV.close();
   }
 
   /**

@@ -4,9 +4,11 @@ import ai.djl.ndarray.NDArray;
 import ai.djl.ndarray.NDManager;
 import ai.djl.ndarray.types.DataType;
 import ai.djl.ndarray.types.Shape;
+import java.io.IOException;
 import java.lang.reflect.Field;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.nio.channels.FileChannel;
 
 /**
  * Float arrays in memory libtorch owns, for values read into Java (weights, AdamW moments).
@@ -32,11 +34,38 @@ public final class OwnedArrays {
     }
     ByteBuffer staging = ByteBuffer.allocateDirect(values.length * Float.BYTES)
         .order(ByteOrder.nativeOrder());
+    staging.asFloatBuffer().put(values);
+    return cloneAndFree(manager, staging, shape);
+  }
+
+  /**
+   * A float32 array of {@code shape} read from {@code ch} at {@code pos} (little-endian, as
+   * safetensors stores it), through a direct staging buffer only: never the Java heap. Null where
+   * that cannot be done (a big-endian machine, 2 GB or more), for the caller's float[] path.
+   */
+  public static NDArray read(NDManager manager, FileChannel ch, long pos, Shape shape)
+      throws IOException {
+    long bytes = shape.size() * Float.BYTES;
+    if (ByteOrder.nativeOrder() != ByteOrder.LITTLE_ENDIAN || bytes > Integer.MAX_VALUE - 8) {
+      return null;
+    }
+    ByteBuffer staging = ByteBuffer.allocateDirect((int) bytes).order(ByteOrder.LITTLE_ENDIAN);
     try {
-      staging.asFloatBuffer().put(values);
-      try (NDArray view = manager.create(staging, shape, DataType.FLOAT32)) {
-        return view.duplicate(); // libtorch's clone: its own storage, the same bytes
+      while (staging.hasRemaining()) {
+        if (ch.read(staging, pos + staging.position()) < 0) {
+          throw new IOException("unexpected end of file at byte " + (pos + staging.position()));
+        }
       }
+    } catch (IOException | RuntimeException e) {
+      free(staging);
+      throw e;
+    }
+    return cloneAndFree(manager, staging.flip(), shape);
+  }
+
+  private static NDArray cloneAndFree(NDManager manager, ByteBuffer staging, Shape shape) {
+    try (NDArray view = manager.create(staging, shape, DataType.FLOAT32)) {
+      return view.duplicate(); // libtorch's clone: its own storage, the same bytes
     } finally {
       free(staging); // nothing refers to it any more: the clone is a copy
     }

@@ -1,6 +1,7 @@
 package whale.model.hf;
 
 import ai.djl.ndarray.NDArray;
+import ai.djl.ndarray.NDManager;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -119,12 +120,13 @@ public final class HfCheckpoint {
     try {
       Safetensors st = Safetensors.openFile(dir.resolve(OPTIMIZER));
       AdamW opt = model.trainer().optimizer();
-      // one moment at a time, so loading holds at most one tensor's values in Java
+      // one tensor at a time, from the file into libtorch's memory without a Java array
       for (Map.Entry<String, NDArray> e : model.trainer().trainable().entrySet()) {
         long[] shape = e.getValue().getShape().getShape();
         String owner = "the trainable tensor " + e.getKey();
-        opt.restoreMoments(e.getKey(), st.read("m/" + e.getKey(), shape, owner),
-            st.read("v/" + e.getKey(), shape, owner));
+        NDManager into = opt.firstMoment(e.getKey()).getManager();
+        opt.restoreMoments(e.getKey(), st.readArray("m/" + e.getKey(), shape, owner, into),
+            st.readArray("v/" + e.getKey(), shape, owner, into));
       }
       opt.restoreStepCount(meta.path("optimizerSteps").asLong());
     } catch (IOException | RuntimeException e) {

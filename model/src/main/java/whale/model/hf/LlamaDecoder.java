@@ -237,8 +237,8 @@ public final class LlamaDecoder {
     Safetensors st = Safetensors.openDirectory(dir);
     LinkedHashMap<String, NDArray> weights = new LinkedHashMap<>();
     for (Map.Entry<String, long[]> e : shapes(config).entrySet()) {
-      float[] values = st.read(e.getKey(), e.getValue(), dir.resolve(HfConfig.FILE).toString());
-      NDArray array = whale.model.OwnedArrays.create(manager, values, new Shape(e.getValue()));
+      NDArray array = st.readArray(e.getKey(), e.getValue(), dir.resolve(HfConfig.FILE).toString(),
+          manager);
       if (baseType == DataType.FLOAT16 && e.getValue().length == 2) {
         NDArray half = array.toType(DataType.FLOAT16, false);
         array.close(); // one float32 tensor at a time, so loading peaks at the largest one

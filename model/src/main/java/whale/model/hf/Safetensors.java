@@ -1,5 +1,8 @@
 package whale.model.hf;
 
+import ai.djl.ndarray.NDArray;
+import ai.djl.ndarray.NDManager;
+import ai.djl.ndarray.types.Shape;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
@@ -16,6 +19,7 @@ import java.util.Collections;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import whale.model.OwnedArrays;
 
 /**
  * Reads safetensors checkpoints by memory-mapping, one tensor at a time, into float32: a single
@@ -212,6 +216,27 @@ public final class Safetensors {
     return e;
   }
 
+  /**
+   * As {@link #read(String, long[], String)}, as a float32 array of {@code manager} in libtorch's
+   * own memory. An F32 tensor goes from the file into the array through a direct staging buffer,
+   * never as a Java array: reading SmolLM2's 113 MB embedding and its two AdamW moments that way
+   * grew the Java heap, which the JVM keeps.
+   */
+  public NDArray readArray(String name, long[] expectedShape, String owner, NDManager manager)
+      throws IOException {
+    Entry e = check(name, expectedShape, owner);
+    Shape shape = new Shape(e.shape());
+    if (e.dtype().equals("F32")) {
+      try (FileChannel ch = FileChannel.open(e.file(), StandardOpenOption.READ)) {
+        NDArray direct = OwnedArrays.read(manager, ch, e.start(), shape);
+        if (direct != null) {
+          return direct;
+        }
+      }
+    }
+    return OwnedArrays.create(manager, read(e), shape);
+  }
+
   /** Any tensor's values, widened to float32. */
   public static float[] read(Entry e) throws IOException {
     long n = e.elements();
@@ -243,7 +268,7 @@ public final class Safetensors {
             }
         }
         // unmapped now: a mapping lives until the garbage collector finds it, resident all along
-        whale.model.OwnedArrays.free(map);
+        OwnedArrays.free(map);
         done += count;
         pos += len;
       }
