@@ -19,10 +19,11 @@ import org.junit.jupiter.api.Test;
  * resident). The direct-buffer pool is the witness: DJL's own create(float[]) grows it by the
  * array's size, {@link OwnedArrays} leaves it where it was.
  */
-class OwnedArraysTest {
+public class OwnedArraysTest {
   static final int N = 1 << 20; // 4 MiB of float32 per array
 
-  private static long directBytes() {
+  /** Bytes in Java's direct-buffer pool (the witness of DJL's staging buffers). */
+  public static long directBytes() {
     for (BufferPoolMXBean b : ManagementFactory.getPlatformMXBeans(BufferPoolMXBean.class)) {
       if (b.getName().equals("direct")) {
         return b.getMemoryUsed();
