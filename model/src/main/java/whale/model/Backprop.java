@@ -26,6 +26,14 @@ public final class Backprop implements AutoCloseable {
     }
   }
 
+  /**
+   * Sends {@code gradient} (d loss / d output, output's shape) back through the graph that made
+   * {@code output}: one segment of a backward pass done in pieces (activation checkpointing).
+   */
+  public void backward(NDArray output, NDArray gradient) {
+    JniUtils.backward((PtNDArray) output, (PtNDArray) gradient, false, false);
+  }
+
   @Override
   public void close() {
     JniUtils.setGradMode(before);

@@ -67,6 +67,47 @@ class SftParityTest {
     }
   }
 
+  /**
+   * Activation checkpointing (recomputing each layer in the backward pass) changes no number: the
+   * same loss, and every parameter's gradient within float32 reordering of the kept-activation
+   * path's, full and LoRA; the full tests above run it (it is a full fine-tune's default).
+   */
+  @ParameterizedTest
+  @ValueSource(strings = {"llama", "qwen2"})
+  void activationCheckpointingGivesTheSameGradients(String model) throws Exception {
+    JsonNode g = HfFixtures.golden(model);
+    try (NDManager m = HfFixtures.manager()) {
+      List<SftTrainer.Example> batch = goldenBatch(g);
+      LlamaDecoder d = LlamaDecoder.load(HfFixtures.dir(model), m);
+      try (SftTrainer t = SftTrainer.full(d, m)) {
+        float[] kept = new float[1];
+        float[] recomputed = new float[1];
+        Map<String, Double> a = t.activationCheckpointing(false).gradientNorms(batch, 2, kept);
+        Map<String, Double> b = t.activationCheckpointing(true).gradientNorms(batch, 2, recomputed);
+        assertEquals(a.keySet(), b.keySet());
+        double worst = 0;
+        for (String name : a.keySet()) {
+          worst = Math.max(worst, Math.abs(a.get(name) - b.get(name)) / Math.max(a.get(name), 1e-12));
+        }
+        System.out.printf("%s full, checkpointed vs kept: |loss diff| = %.3g, max relative "
+            + "grad-norm diff = %.3g%n", model, Math.abs(kept[0] - recomputed[0]), worst);
+        assertEquals(kept[0], recomputed[0], 1e-6f);
+        assertTrue(worst < 1e-5, "grad-norm relative diff " + worst);
+      }
+      LlamaDecoder l = LlamaDecoder.load(HfFixtures.dir(model), m);
+      LoraAdapters.load(l, m, HfFixtures.dir(model).resolve("lora"));
+      try (SftTrainer t = SftTrainer.lora(l, m).activationCheckpointing(true)) {
+        float[] loss = new float[1];
+        Map<String, Double> norms = t.gradientNorms(batch, loss);
+        double gradDiff = maxRelativeDiff(norms, g.path("lora").path("gradNorms"));
+        assertTrue(Math.abs(loss[0] - g.path("lora").path("loss").asDouble()) < 1e-5);
+        assertTrue(gradDiff < 1e-4, model + " checkpointed LoRA grad-norm relative diff " + gradDiff);
+        assertTrue(l.weights().values().stream().noneMatch(w -> w.hasGradient()),
+            "base weights are frozen");
+      }
+    }
+  }
+
   /** One row at a time, gradients accumulated: still the whole batch's loss and gradients. */
   @Test
   void gradientAccumulationGivesTheWholeBatchGradients() throws Exception {

@@ -18,6 +18,7 @@ import java.nio.file.Path;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import whale.model.Backprop;
 import whale.model.Scalars;
 
 /**
@@ -372,30 +373,11 @@ public final class LlamaDecoder {
     long b = tokens.getShape().get(0);
     int t = (int) tokens.getShape().get(1);
     int past = cache == null ? 0 : cache.length;
-    NDManager m = tokens.getManager();
-    NDArray table = weights.get("model.embed_tokens.weight");
-    NDArray x = Embedding.embedding(tokens, table, SparseFormat.DENSE).singletonOrThrow();
-    if (table.getDataType() != DataType.FLOAT32) {
-      x = x.toType(DataType.FLOAT32, false); // only the looked-up rows of a float16 table
-    }
+    NDArray x = embed(tokens);
     NDArray[] rope = rope(positions.reshape(b, t, 1));
-    NDArray mask = attentionMask(m, keyMask, cache, past, t);
+    NDArray mask = attentionMask(tokens.getManager(), keyMask, cache, past, t);
     for (int i = 0; i < config.layers(); i++) {
-      String p = "model.layers." + i + ".";
-      NDArray out;
-      // A layer's intermediates are closed with the layer; autograd keeps what backward needs. Left
-      // to the caller's scope, a forward pass held every layer's activations at once: sampling
-      // SmolLM2-135M (30 layers) peaked at 9.3 GB of live tensors for 64 chat prompts.
-      try (NDScope layer = new NDScope()) {
-        NDArray h = rmsNorm(x, weights.get(p + "input_layernorm.weight"));
-        NDArray mid = x.add(attention(h, p + "self_attn.", rope, mask, cache, i, b, t, past));
-        h = rmsNorm(mid, weights.get(p + "post_attention_layernorm.weight"));
-        NDArray gate = project(h, p + "mlp.gate_proj");
-        NDArray up = project(h, p + "mlp.up_proj");
-        out = mid.add(project(gate.mul(Activation.sigmoid(gate)).mul(up), p + "mlp.down_proj"));
-        NDScope.unregister(out);
-      }
-      NDScope.register(out); // the caller's scope, if any, closes it as it did
+      NDArray out = layer(i, x, rope, mask, cache, b, t, past);
       if (i > 0) {
         x.close(); // the previous layer's output (layer 0's input is the caller's embedding)
       }
@@ -405,6 +387,103 @@ public final class LlamaDecoder {
       cache.length += t;
     }
     return rmsNorm(x, weights.get("model.norm.weight"));
+  }
+
+  /**
+   * Backward of {@code loss(hidden(tokens, positions, keyMask, null))} with activation
+   * checkpointing: the forward pass records nothing and keeps only each layer's input ([B,T,d],
+   * 2.3 KB a token on SmolLM2-135M); the backward pass recomputes one layer at a time with autograd
+   * on and sends the gradient of its output through it. Autograd's saved activations (about 70 KB a
+   * token for each of 30 layers, 1 GB for a 512-token micro-batch) are then one layer's at a time,
+   * for one more forward pass of compute, as transformers' gradient_checkpointing. Gradients add to
+   * the trainable arrays' as {@link Backprop#backward} does. Returns the loss's value.
+   */
+  public float backwardCheckpointed(NDArray tokens, NDArray positions, NDArray keyMask,
+      java.util.function.Function<NDArray, NDArray> loss) {
+    long b = tokens.getShape().get(0);
+    int t = (int) tokens.getShape().get(1);
+    NDManager m = tokens.getManager();
+    int n = config.layers();
+    NDArray[] inputs = new NDArray[n + 1]; // inputs[i] enters layer i; inputs[n] leaves the last
+    NDArray[] rope;
+    NDArray mask;
+    boolean grad = JniUtils.isGradMode();
+    JniUtils.setGradMode(false);
+    try {
+      rope = rope(positions.reshape(b, t, 1));
+      mask = attentionMask(m, keyMask, null, 0, t);
+      inputs[0] = embed(tokens);
+      for (int i = 0; i < n; i++) {
+        inputs[i + 1] = layer(i, inputs[i], rope, mask, null, b, t, 0);
+      }
+    } finally {
+      JniUtils.setGradMode(grad);
+    }
+    float value;
+    try (Backprop backprop = new Backprop()) {
+      NDArray gradient;
+      try (NDScope head = new NDScope()) {
+        NDArray last = inputs[n];
+        last.setRequiresGradient(true);
+        NDArray scalar = loss.apply(rmsNorm(last, weights.get("model.norm.weight")));
+        value = scalar.getFloat();
+        backprop.backward(scalar);
+        gradient = last.getGradient();
+        NDScope.unregister(gradient);
+      }
+      inputs[n].close();
+      for (int i = n - 1; i >= 0; i--) {
+        NDArray next;
+        try (NDScope layer = new NDScope()) {
+          NDArray in = inputs[i];
+          in.setRequiresGradient(true);
+          backprop.backward(layer(i, in, rope, mask, null, b, t, 0), gradient);
+          next = in.getGradient();
+          NDScope.unregister(next);
+        }
+        gradient.close();
+        inputs[i].close();
+        gradient = next;
+      }
+      if (weights.get("model.embed_tokens.weight").hasGradient()) { // full fine-tuning
+        try (NDScope embedding = new NDScope()) {
+          backprop.backward(embed(tokens), gradient);
+        }
+      }
+      gradient.close();
+    }
+    return value;
+  }
+
+  /** Input embeddings [B,T,d], float32, of tokens [B,T]. */
+  private NDArray embed(NDArray tokens) {
+    NDArray table = weights.get("model.embed_tokens.weight");
+    NDArray x = Embedding.embedding(tokens, table, SparseFormat.DENSE).singletonOrThrow();
+    if (table.getDataType() != DataType.FLOAT32) {
+      x = x.toType(DataType.FLOAT32, false); // only the looked-up rows of a float16 table
+    }
+    return x;
+  }
+
+  /** Decoder layer {@code i} on its input {@code x} [B,T,d]; x stays open. */
+  private NDArray layer(int i, NDArray x, NDArray[] rope, NDArray mask, KvCache cache, long b,
+      int t, int past) {
+    String p = "model.layers." + i + ".";
+    NDArray out;
+    // A layer's intermediates are closed with the layer; autograd keeps what backward needs. Left
+    // to the caller's scope, a forward pass held every layer's activations at once: sampling
+    // SmolLM2-135M (30 layers) peaked at 9.3 GB of live tensors for 64 chat prompts.
+    try (NDScope layer = new NDScope()) {
+      NDArray h = rmsNorm(x, weights.get(p + "input_layernorm.weight"));
+      NDArray mid = x.add(attention(h, p + "self_attn.", rope, mask, cache, i, b, t, past));
+      h = rmsNorm(mid, weights.get(p + "post_attention_layernorm.weight"));
+      NDArray gate = project(h, p + "mlp.gate_proj");
+      NDArray up = project(h, p + "mlp.up_proj");
+      out = mid.add(project(gate.mul(Activation.sigmoid(gate)).mul(up), p + "mlp.down_proj"));
+      NDScope.unregister(out);
+    }
+    NDScope.register(out); // the caller's scope, if any, closes it as it did
+    return out;
   }
 
   /** Output logits of hidden states [..., d] to [..., V]. */

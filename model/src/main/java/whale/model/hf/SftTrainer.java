@@ -56,6 +56,7 @@ public final class SftTrainer implements AutoCloseable {
   private final NDManager manager;
   private final LinkedHashMap<String, NDArray> trainable;
   private final AdamW optimizer;
+  private boolean checkpointing;
 
   private SftTrainer(LlamaDecoder decoder, NDManager manager, LinkedHashMap<String, NDArray> trainable) {
     this.decoder = decoder;
@@ -78,7 +79,25 @@ public final class SftTrainer implements AutoCloseable {
           + " full: trainable parameters and AdamW moments are float32 (train LoRA adapters)");
     }
     decoder.ownWeights(manager); // trained in place: never the weights other models share
-    return new SftTrainer(decoder, manager, new LinkedHashMap<>(decoder.weights()));
+    SftTrainer trainer = new SftTrainer(decoder, manager, new LinkedHashMap<>(decoder.weights()));
+    trainer.checkpointing = FULL_CHECKPOINTING;
+    return trainer;
+  }
+
+  /**
+   * Whether a full fine-tune recomputes activations in its backward pass
+   * ({@code whale.hf.fullCheckpointing}, default true): a full fine-tune's weights, gradients and
+   * AdamW moments are 2.2 GB on SmolLM2-135M, and the 1 GB of one micro-batch's activations on top
+   * put it over the 5 GB a full run may peak at (bench/README.md). LoRA keeps them: its frozen base
+   * leaves the room, and recomputing costs a step about a third more time.
+   */
+  static final boolean FULL_CHECKPOINTING =
+      Boolean.parseBoolean(System.getProperty("whale.hf.fullCheckpointing", "true"));
+
+  /** Recompute each layer's activations in the backward pass instead of keeping them. */
+  public SftTrainer activationCheckpointing(boolean on) {
+    checkpointing = on;
+    return this;
   }
 
   /** LoRA: only the attached adapters train; the base weights stay frozen. */
@@ -207,15 +226,42 @@ public final class SftTrainer implements AutoCloseable {
     double loss = 0;
     for (Batch b : micro) {
       // gradients add up across collectors (see AdamW), so per micro-batch: sum of NLL / total
+      float share = b.weightSum / total;
+      if (checkpointing) {
+        try (NDManager m = sub.newSubManager()) {
+          loss += decoder.backwardCheckpointed(tokens(m, b), positions(m, b), keyMask(m, b),
+              hidden -> {
+                NDArray nll = maskedNll(m, b, hidden);
+                return nll.mul(Scalars.of(nll, share));
+              });
+        }
+        continue;
+      }
       try (NDManager m = sub.newSubManager();
           whale.model.Backprop collector = new whale.model.Backprop()) {
         NDArray nll = maskedNll(m, b);
-        NDArray part = nll.mul(Scalars.of(nll, b.weightSum / total));
+        NDArray part = nll.mul(Scalars.of(nll, share));
         collector.backward(part);
         loss += part.getFloat();
       }
     }
     lossOut[0] = (float) loss;
+  }
+
+  private static NDArray tokens(NDManager m, Batch b) {
+    return m.create(b.inputs, new Shape(b.rows, b.width));
+  }
+
+  private static NDArray positions(NDManager m, Batch b) {
+    return m.create(b.positions, new Shape(b.rows, b.width));
+  }
+
+  private static NDArray keyMask(NDManager m, Batch b) {
+    return m.create(b.keyMask, new Shape(b.rows, b.width));
+  }
+
+  private NDArray maskedNll(NDManager sub, Batch b) {
+    return maskedNll(sub, b, decoder.hidden(tokens(sub, b), positions(sub, b), keyMask(sub, b), null));
   }
 
   /**
@@ -225,11 +271,7 @@ public final class SftTrainer implements AutoCloseable {
    * for 32 rows of 70 tokens, as much again for their log-softmax and for each gradient), for the
    * quarter of the tokens a rollout's completion is.
    */
-  private NDArray maskedNll(NDManager sub, Batch b) {
-    Shape shape = new Shape(b.rows, b.width);
-    NDArray tokens = sub.create(b.inputs, shape);
-    NDArray positions = sub.create(b.positions, shape);
-    NDArray keyMask = sub.create(b.keyMask, shape);
+  private NDArray maskedNll(NDManager sub, Batch b, NDArray hidden) {
     int n = 0;
     for (float w : b.weights) {
       n += w > 0 ? 1 : 0;
@@ -242,7 +284,6 @@ public final class SftTrainer implements AutoCloseable {
         picked[j++] = b.targets[i];
       }
     }
-    NDArray hidden = decoder.hidden(tokens, positions, keyMask, null);
     NDArray trained = hidden.reshape(-1, hidden.getShape().get(2)).get(new NDIndex("{}", sub.create(at)));
     NDArray logProbs = decoder.logits(trained).logSoftmax(-1); // [n, vocabulary]
     NDArray targets = sub.create(picked).toType(DataType.INT64, false);
