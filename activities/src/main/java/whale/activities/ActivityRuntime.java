@@ -195,6 +195,18 @@ public final class ActivityRuntime {
   }
 
   /**
+   * Stops the sandbox processes no episode run holds (sandbox mode; the pool starts fresh ones on
+   * demand). Returns how many.
+   */
+  public int stopIdleSandboxes() {
+    EpisodeExecutor ex;
+    synchronized (this) {
+      ex = episodes;
+    }
+    return ex instanceof SandboxExecutor s ? s.pool().stopIdle() : 0;
+  }
+
+  /**
    * Closes every cached model nobody is sampling from, and gives the freed native memory back. For
    * a step about to hold several model-sized buffers of its own; the cache refills on demand.
    */

@@ -136,6 +136,31 @@ class SandboxExecutorTest {
     assertTrue(sandbox.pool().started() <= 2);
   }
 
+  /** Idle sandboxes stop (their processes exit) and the next run starts fresh ones, same results. */
+  @Test
+  @Timeout(120)
+  void stoppedIdleSandboxesAreStartedAgainOnDemand() throws Exception {
+    List<TaskProblem> problems = TASK.split(Split.HARNESS).subList(0, 4);
+    try (SandboxExecutor own = new SandboxExecutor(SandboxPool.forThisJvm(2, 256), new SandboxHost(), 20,
+        3000)) {
+      List<EpisodeResult> before = own.run(new Scripted(), TASK, TWO_CALLS, problems, 2, 7, config(5000),
+          l -> { });
+      List<Long> pids = own.pool().pids();
+      assertTrue(!pids.isEmpty(), "a run leaves its sandboxes idle in the pool");
+      assertEquals(pids.size(), own.pool().stopIdle());
+      assertEquals(List.of(), own.pool().pids());
+      for (long pid : pids) {
+        ProcessHandle.of(pid).ifPresent(h -> h.onExit().join());
+        assertTrue(ProcessHandle.of(pid).map(h -> !h.isAlive()).orElse(true), "sandbox " + pid + " exited");
+      }
+      int started = own.pool().started();
+      List<EpisodeResult> after = own.run(new Scripted(), TASK, TWO_CALLS, problems, 2, 7, config(5000),
+          l -> { });
+      assertEquals(before, after);
+      assertTrue(own.pool().started() > started, "fresh sandboxes were started");
+    }
+  }
+
   @Test
   void aHarnessThatDoesNotCompileIsABadRequest() {
     IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> sandbox.run(new Scripted(),
