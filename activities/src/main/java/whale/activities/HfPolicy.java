@@ -220,7 +220,8 @@ public final class HfPolicy {
         }
         return model;
       }
-      return HfModel.resume(unpacked(store, ref, file), HfModel.LINE);
+      Path dir = unpacked(store, ref, file);
+      return train ? HfModel.resume(dir, HfModel.LINE) : HfModel.open(dir, HfModel.LINE);
     } catch (IOException e) {
       throw new UncheckedIOException("cannot load Hugging Face checkpoint " + ref, e);
     }
@@ -280,7 +281,7 @@ public final class HfPolicy {
   public static void export(ArtifactStore store, String ref, Path out, boolean merge)
       throws IOException {
     Path dir = checkpointDir(store, ref);
-    try (HfModel model = HfModel.resume(dir, HfModel.LINE)) {
+    try (HfModel model = HfModel.open(dir, HfModel.LINE)) {
       if (!model.decoder().adapters().isEmpty() && !merge) {
         HfExport.exportAdapter(model.decoder(), model.directory(), out);
       } else {

@@ -64,6 +64,10 @@ class HfCheckpointTest {
     assertFalse(Files.exists(ck.resolve(Safetensors.SINGLE)), "no base weights in a LoRA checkpoint");
     System.out.printf("LoRA checkpoint %d bytes; base weights %d bytes%n", size(ck),
         Files.size(base.resolve(Safetensors.SINGLE)));
+    try (HfModel o = HfModel.open(ck, HfModel.LINE)) {
+      assertEquals(null, o.trainer());
+      assertEquals(4 * o.decoder().config().layers(), o.decoder().adapters().size());
+    }
     try (HfModel r = HfModel.resume(ck, HfModel.LINE)) {
       assertEquals(4, r.trainer().optimizerSteps());
       TrainStats again = r.sft(EXAMPLES, 2, 1e-2f, 3);
@@ -93,6 +97,17 @@ class HfCheckpointTest {
       continued = probe(m);
     }
     System.out.printf("full checkpoint %d bytes%n", size(ck));
+    float[] saved;
+    try (HfModel r = HfModel.resume(ck, HfModel.LINE)) {
+      saved = probe(r);
+    }
+    // opened to sample or export: the same weights, no trainer and no AdamW moments held
+    try (HfModel o = HfModel.open(ck, HfModel.LINE)) {
+      assertEquals(null, o.trainer());
+      assertFalse(o.trainsAllWeights());
+      assertArrayEquals(saved, probe(o));
+      assertEquals(o.decoder().parameterBytes(), o.residentBytes(), "its weights count as its own");
+    }
     try (HfModel r = HfModel.resume(ck, HfModel.LINE)) {
       assertEquals(2, r.trainer().optimizerSteps());
       r.sft(EXAMPLES, 2, 3e-3f, 2);

@@ -79,7 +79,12 @@ public final class HfCheckpoint {
     return Path.of(JSON.readTree(metaFile.toFile()).path("base").asText());
   }
 
-  static HfModel load(Path dir, List<String> stopStrings) throws IOException {
+  /**
+   * The model a checkpoint holds; with {@code train} also its trainer and AdamW state, ready to
+   * continue, else the weights (and adapters) alone: a full step's two moments are twice its
+   * weights (1.08 GB on SmolLM2-135M), which sampling and export never read.
+   */
+  static HfModel load(Path dir, List<String> stopStrings, boolean train) throws IOException {
     Path metaFile = dir.resolve(META);
     if (!Files.exists(metaFile)) {
       throw new IOException(dir + ": no " + META + " (not a whale Hugging Face checkpoint)");
@@ -105,17 +110,28 @@ public final class HfCheckpoint {
       model = HfModel.load(base, stopStrings, placement);
       try {
         LoraAdapters.load(model.decoder(), model.manager(), dir);
-        model.resumeTraining(SftTrainer.lora(model.decoder(), model.manager()));
+        if (train) {
+          model.resumeTraining(SftTrainer.lora(model.decoder(), model.manager()));
+        }
       } catch (IOException | RuntimeException e) {
         model.close();
         throw e;
       }
     } else if (finetune.equals("full")) {
       model = HfModel.load(dir, stopStrings, placement);
-      model.resumeTraining(SftTrainer.full(model.decoder(), model.manager()));
+      if (train) {
+        model.resumeTraining(SftTrainer.full(model.decoder(), model.manager()));
+      } else {
+        // a step's weights are its own (no other directory holds them): owned, they count in
+        // the sampling cache's byte bound (ActivityRuntime), as a shared base does not
+        model.decoder().ownWeights(model.manager());
+      }
     } else {
       throw new IOException(metaFile + ": field \"finetune\": \"" + finetune
           + "\" is not lora or full");
+    }
+    if (!train) {
+      return model;
     }
     try {
       Safetensors st = Safetensors.openFile(dir.resolve(OPTIMIZER));

@@ -541,7 +541,16 @@ public final class HfModel implements Policy {
 
   /** The model and optimizer state {@link #save} wrote, ready to continue training. */
   public static HfModel resume(Path checkpoint, List<String> stopStrings) throws IOException {
-    return HfCheckpoint.load(checkpoint, stopStrings);
+    return HfCheckpoint.load(checkpoint, stopStrings, true);
+  }
+
+  /**
+   * The model {@link #save} wrote, to sample from or export: weights and adapters without the
+   * trainer and its optimizer state (a full fine-tune's resumed AdamW moments doubled an
+   * evaluation's memory).
+   */
+  public static HfModel open(Path checkpoint, List<String> stopStrings) throws IOException {
+    return HfCheckpoint.load(checkpoint, stopStrings, false);
   }
 
   /** The trainer chosen by trainFull/trainLora, or null. */
