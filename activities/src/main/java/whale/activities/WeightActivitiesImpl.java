@@ -151,13 +151,13 @@ public class WeightActivitiesImpl implements WeightActivities {
         return new RsftStepResult(req.checkpointRef(), reward, 0, episodes.size(), 0, 0.0,
             rolloutsRef);
       }
-      // what sampling freed (KV caches, prefill activations) goes back to the system before the
-      // SFT's activations and gradients are allocated: a lower peak (issue 20's 3 and 5 GB bounds)
       if (model instanceof HfModel hf && hf.trainsAllWeights()) {
         // a full step's optimizer state is the run's peak: the idle sandboxes (0.2 GB each) go
         // too, started again by the next episode run (issue 20's 5 GB bound)
         runtime.stopIdleSandboxes();
       }
+      // what sampling freed (KV caches, prefill activations) goes back to the system before the
+      // SFT's activations and gradients are allocated: a lower peak (issue 20's 3 and 5 GB bounds)
       NativeHeap.trim();
       ActivityHeartbeat.progress("RSFT step " + req.step() + ": SFT on " + examples.size() + " calls");
       // the core for the SFT only: its rollouts took one per model call, as evaluations do
