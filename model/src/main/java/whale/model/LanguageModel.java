@@ -4,6 +4,7 @@ import ai.djl.ndarray.NDArray;
 import ai.djl.ndarray.NDManager;
 import ai.djl.ndarray.NDScope;
 import ai.djl.ndarray.types.Shape;
+import ai.djl.pytorch.jni.JniUtils;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -90,6 +91,10 @@ public final class LanguageModel implements Policy {
     return config;
   }
 
+  TinyGpt gpt() {
+    return gpt;
+  }
+
   public long parameterCount() {
     return gpt.parameterCount();
   }
@@ -148,6 +153,7 @@ public final class LanguageModel implements Policy {
     StringBuilder[] text = new StringBuilder[n];
     SplittableRandom[] rng = new SplittableRandom[n];
     boolean[] done = new boolean[n];
+    int longest = 0;
     for (int r = 0; r < n; r++) {
       GenerationRequest req = requests.get(rows[r]);
       int[] prompt = promptTokens(req.prompt());
@@ -159,60 +165,188 @@ public final class LanguageModel implements Policy {
       text[r] = new StringBuilder();
       rng[r] = new SplittableRandom(req.seed());
       done[r] = maxNew == 0;
+      longest = Math.max(longest, seq[r].length);
     }
-    while (true) {
-      int[] active = activeRows(done);
-      if (active.length == 0) {
-        break;
-      }
-      // Each active row's window: its last min(len, ctx) tokens.
-      int[][] windows = new int[active.length][];
-      for (int i = 0; i < active.length; i++) {
-        int r = active[i];
-        windows[i] = Arrays.copyOfRange(seq[r], len[r] - Math.min(len[r], ctx), len[r]);
-      }
-      float[] logits = nextLogits(windows);
-      for (int i = 0; i < active.length; i++) {
-        int r = active[i];
-        int next = sample(logits, i * vocab, vocab, params, rng[r]);
-        seq[r][len[r]++] = next;
-        text[r].append(CharTokenizer.decode(next));
-        if (next == CharTokenizer.NEWLINE || len[r] == seq[r].length) {
-          done[r] = true;
+    // The first step computes every window whole and keeps its keys and values; later steps feed one
+    // token per row (TinyGpt.stepLogits: the same logits, bit for bit). A window that slides (the
+    // sequence outgrew the context, so every position moves) is computed whole at every step.
+    boolean grad = JniUtils.isGradMode();
+    JniUtils.setGradMode(false); // sampling records no graph (the cache is written in place)
+    try (NDManager sub = manager.newSubManager()) {
+      TinyGpt.KvCache cache = null;
+      int[] holder = new int[0]; // cache row -> chunk row whose window it holds, -1: none (filler)
+      boolean first = true;
+      while (true) {
+        int[] active = activeRows(done);
+        if (active.length == 0) {
+          break;
+        }
+        float[][] rowLogits = new float[n][];
+        if (first) {
+          int[][] windows = windows(seq, len, active, ctx);
+          int capacity = Math.min(ctx, longest);
+          cache = new TinyGpt.KvCache(sub, config, gemmRows(active.length),
+              Math.max(capacity, width(windows)));
+          float[] logits = nextLogits(windows, sub, cache);
+          holder = new int[(int) cache.keys[0].getShape().get(0)];
+          Arrays.fill(holder, -1);
+          for (int i = 0; i < active.length; i++) {
+            rowLogits[active[i]] = Arrays.copyOfRange(logits, i * vocab, (i + 1) * vocab);
+            holder[i] = len[active[i]] <= ctx ? active[i] : -1;
+          }
+          first = false;
+        } else {
+          holder = compact(cache, holder, done, sub);
+          stepCached(cache, holder, seq, len, sub, rowLogits);
+          int[] slid = Arrays.stream(active).filter(r -> rowLogits[r] == null).toArray();
+          if (slid.length > 0) {
+            float[] logits = nextLogits(windows(seq, len, slid, ctx));
+            for (int i = 0; i < slid.length; i++) {
+              rowLogits[slid[i]] = Arrays.copyOfRange(logits, i * vocab, (i + 1) * vocab);
+            }
+          }
+        }
+        for (int r : active) {
+          int next = sample(rowLogits[r], 0, vocab, params, rng[r]);
+          seq[r][len[r]++] = next;
+          text[r].append(CharTokenizer.decode(next));
+          if (next == CharTokenizer.NEWLINE || len[r] == seq[r].length) {
+            done[r] = true;
+          }
+        }
+        for (int i = 0; i < holder.length; i++) { // a window that outgrew the context slides from now on
+          if (holder[i] >= 0 && (done[holder[i]] || len[holder[i]] > ctx)) {
+            holder[i] = -1;
+          }
         }
       }
+      if (cache != null) {
+        cache.close();
+      }
+    } finally {
+      JniUtils.setGradMode(grad);
     }
     for (int r = 0; r < n; r++) {
       out[rows[r]] = new Completion(text[r].toString(), promptSeen[r], len[r] - promptLen[r]);
     }
   }
 
+  /** Each listed row's window: its last min(len, ctx) tokens. */
+  private static int[][] windows(int[][] seq, int[] len, int[] rows, int ctx) {
+    int[][] windows = new int[rows.length][];
+    for (int i = 0; i < rows.length; i++) {
+      int r = rows[i];
+      windows[i] = Arrays.copyOfRange(seq[r], len[r] - Math.min(len[r], ctx), len[r]);
+    }
+    return windows;
+  }
+
+  /**
+   * Drops cache rows no window needs once a quarter or more of them are idle, keeping at least
+   * {@link #MIN_GEMM_ROWS} (idle ones fill up); returns the new row holders.
+   */
+  private static int[] compact(TinyGpt.KvCache cache, int[] holder, boolean[] done, NDManager m) {
+    int live = (int) Arrays.stream(holder).filter(r -> r >= 0).count();
+    int keep = gemmRows(live);
+    if (keep >= holder.length || live > holder.length * 3 / 4) {
+      return holder;
+    }
+    int[] index = new int[keep];
+    int k = 0;
+    for (int i = 0; i < holder.length && k < live; i++) {
+      if (holder[i] >= 0) {
+        index[k++] = i;
+      }
+    }
+    for (int i = 0; i < holder.length && k < keep; i++) { // fillers
+      if (holder[i] < 0) {
+        index[k++] = i;
+      }
+    }
+    Arrays.sort(index);
+    try (NDArray idx = m.create(Arrays.stream(index).asLongStream().toArray())) {
+      cache.keepRows(idx);
+    }
+    return Arrays.stream(index).map(i -> holder[i]).toArray();
+  }
+
+  /** One token for every cache row (fillers feed a pad at column 0 of their own row; ignored). */
+  private void stepCached(TinyGpt.KvCache cache, int[] holder, int[][] seq, int[] len, NDManager m,
+      float[][] rowLogits) {
+    if (Arrays.stream(holder).noneMatch(r -> r >= 0)) {
+      return;
+    }
+    int b = holder.length;
+    int[] tokens = new int[b];
+    int[] positions = new int[b];
+    for (int i = 0; i < b; i++) {
+      int r = holder[i];
+      if (r >= 0) {
+        tokens[i] = seq[r][len[r] - 1];
+        positions[i] = len[r] - 1;
+      }
+    }
+    float[] logits;
+    try (NDManager step = m.newSubManager();
+        NDScope scope = new NDScope()) {
+      logits = gpt.stepLogits(step.create(tokens, new Shape(b, 1)), positions, cache,
+          Math.min(MIN_WIDTH, config.contextLength())).toFloatArray();
+    }
+    int vocab = config.vocabSize();
+    for (int i = 0; i < b; i++) {
+      if (holder[i] >= 0) {
+        rowLogits[holder[i]] = Arrays.copyOfRange(logits, i * vocab, (i + 1) * vocab);
+      }
+    }
+  }
+
   /**
    * Smallest batch and width of a sampling forward pass. libtorch's CPU kernels (single thread) sum
    * in another order when a matrix product has few rows, and when the sequence is shorter than 16
-   * positions (attention's products and softmax over T); at or above both, a row's logits are
-   * bit-identical whatever else shares the batch. Few is 1 to 3 rows for MKL's own dispatch and 1
-   * to 7 for its COMPATIBLE branch, which whale pins by default ({@link CpuPins}; measured: SGEMM
-   * row 0 for M = 1..64 and up to 2048, K = 64..4864, N = 64..1536; widths 16..80 for windows of 2,
-   * 7 and 20 tokens). Padding up to these sizes keeps a row's result independent of how many rows
-   * happened to share its batch: without it runs whose batches are cut by timing (the sandbox pool)
-   * differed from process to process.
+   * positions (attention's products and softmax over T). Few is 1 to 3 rows for MKL's own dispatch
+   * and 1 to 7 for its COMPATIBLE branch, which whale pins by default ({@link CpuPins}; measured:
+   * SGEMM row 0 for M = 1..64 and up to 2048, K = 64..4864, N = 64..1536; widths 16..80 for windows
+   * of 2, 7 and 20 tokens); beyond row 0, the last M mod 4 rows also sum apart ({@link #gemmRows}).
+   * Padding to these sizes keeps a row's result independent of how many rows happened to share its
+   * batch: without it runs whose batches are cut by timing (the sandbox pool) differed from process
+   * to process.
    */
   static final int MIN_GEMM_ROWS = 8;
   static final int MIN_WIDTH = 16;
 
   /**
    * The next-token logits after each window ([rows × vocab], flattened). Rows are right-padded to a
-   * common width of at least {@link #MIN_WIDTH} and the batch to {@link #MIN_GEMM_ROWS}; a row's logits depend only on its own
+   * common width of at least {@link #MIN_WIDTH} and the batch to a multiple of {@link #MIN_GEMM_ROWS}; a row's logits depend only on its own
    * window, bit for bit, whatever shares the batch (causal mask, right padding: padded positions and
    * padded rows contribute exact zeros).
    */
   float[] nextLogits(int[][] windows) {
-    int rows = Math.max(windows.length, MIN_GEMM_ROWS);
+    return nextLogits(windows, manager, null);
+  }
+
+  /**
+   * Rows of a pass over {@code n} windows: a multiple of {@link #MIN_GEMM_ROWS}. MKL's COMPATIBLE
+   * SGEMM sums the last M mod 4 rows of a product in another order than the others (measured:
+   * without this, rows 8-10 of 11 differed from the same windows alone), so every GEMM of a pass
+   * (the head's M is the row count, the projections' M is rows x width) has whole blocks only.
+   */
+  static int gemmRows(int n) {
+    return Math.max(1, (n + MIN_GEMM_ROWS - 1) / MIN_GEMM_ROWS) * MIN_GEMM_ROWS;
+  }
+
+  /** Common width of a pass over {@code windows}: the longest, at least {@link #MIN_WIDTH}. */
+  private int width(int[][] windows) {
     int width = Math.min(MIN_WIDTH, config.contextLength());
     for (int[] w : windows) {
       width = Math.max(width, w.length);
     }
+    return width;
+  }
+
+  /** As {@link #nextLogits(int[][])}, keeping every layer's keys and values in {@code cache} (or none). */
+  float[] nextLogits(int[][] windows, NDManager parent, TinyGpt.KvCache cache) {
+    int rows = gemmRows(windows.length);
+    int width = width(windows);
     int[] flat = new int[rows * width]; // CharTokenizer.PAD is 0
     int[] last = new int[rows];
     for (int i = 0; i < windows.length; i++) {
@@ -220,10 +354,10 @@ public final class LanguageModel implements Policy {
       last[i] = windows[i].length - 1;
     }
     float[] logits;
-    try (NDManager sub = manager.newSubManager();
+    try (NDManager sub = parent.newSubManager();
         NDScope scope = new NDScope()) {
       NDArray tokens = sub.create(flat, new Shape(rows, width));
-      logits = gpt.lastLogits(tokens, last).toFloatArray();
+      logits = gpt.lastLogits(tokens, last, cache).toFloatArray();
     }
     return windows.length == rows ? logits
         : Arrays.copyOf(logits, windows.length * config.vocabSize());

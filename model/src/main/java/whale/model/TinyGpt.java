@@ -4,6 +4,7 @@ import ai.djl.ndarray.NDArray;
 import ai.djl.ndarray.NDList;
 import ai.djl.ndarray.NDManager;
 import ai.djl.ndarray.index.NDIndex;
+import ai.djl.ndarray.types.DataType;
 import ai.djl.ndarray.types.Shape;
 import ai.djl.ndarray.types.SparseFormat;
 import ai.djl.nn.AbstractBlock;
@@ -141,15 +142,135 @@ public final class TinyGpt extends AbstractBlock {
    * the copy to Java at B×V instead of B×T×V.
    */
   public NDArray lastLogits(NDArray tokens, int[] positions) {
-    NDArray h = hidden(tokens); // [B,T,d]
+    return lastLogits(tokens, positions, null);
+  }
+
+  /**
+   * As {@link #lastLogits(NDArray, int[])}, also writing every layer's keys and values of the T
+   * columns into {@code cache} (null: none), for {@link #stepLogits} to continue from.
+   */
+  NDArray lastLogits(NDArray tokens, int[] positions, KvCache cache) {
+    NDArray h = hidden(tokens, cache); // [B,T,d]
     long t = tokens.getShape().get(1);
     NDArray select = tokens.getManager().create(positions).oneHot((int) t).expandDims(1); // [B,1,T]
     NDArray last = select.matMul(h).squeeze(1); // [B,d]
     return Linear.linear(last, weights.get("wte")).singletonOrThrow();
   }
 
+  /** Query rows of the attention's products while stepping: a GEMM's rows sum alike from 8 rows on. */
+  private static final int STEP_QUERY_ROWS = 8;
+
+  /**
+   * The logits [B,V] after one new token per row: {@code tokens} [B,1] at {@code positions[b]}; their
+   * keys and values go into the cache at column positions[b], and row b attends to its columns
+   * 0..positions[b] (its window from position 0: a window that has slid cannot continue here).
+   *
+   * <p>Bit for bit the logits of {@link #lastLogits} on the whole window, provided B is at least
+   * {@link LanguageModel#MIN_GEMM_ROWS}: every product keeps shapes whose sums libtorch orders as in
+   * the full pass. A GEMM's rows are independent from 8 rows on, so the query is repeated to 8 rows
+   * for the attention's products; the key columns span at least {@code minWidth}; a masked column
+   * weighs an exact zero, as the full pass's right padding does. LanguageModelTest holds this.
+   */
+  NDArray stepLogits(NDArray tokens, int[] positions, KvCache cache, int minWidth) {
+    NDManager m = tokens.getManager();
+    int b = positions.length;
+    int span = minWidth;
+    for (int p : positions) {
+      span = Math.max(span, p + 1);
+    }
+    span = Math.min(span, cache.capacity);
+    long[] column = new long[b];
+    float[] visible = new float[b * span];
+    for (int r = 0; r < b; r++) {
+      column[r] = positions[r];
+      for (int j = positions[r] + 1; j < span; j++) {
+        visible[r * span + j] = MASKED;
+      }
+    }
+    NDArray x = Embedding.embedding(tokens, weights.get("wte"), SparseFormat.DENSE).singletonOrThrow();
+    NDArray pos = m.create(positions, new Shape(b, 1));
+    x = x.add(Embedding.embedding(pos, weights.get("wpe"), SparseFormat.DENSE).singletonOrThrow());
+    NDArray mask = m.create(visible, new Shape(b, 1, 1, span));
+    NDArray rowIds = m.arange(0, b).toType(DataType.INT64, false);
+    NDArray columnIds = m.create(column);
+    NDIndex keyAt = new NDIndex("{}, :, :, {}", rowIds, columnIds);
+    NDIndex valueAt = new NDIndex("{}, :, {}", rowIds, columnIds);
+    for (int i = 0; i < config.layers(); i++) {
+      String p = "h" + i + ".";
+      x = x.add(stepAttention(layerNorm(x, p + "ln1"), mask, p, b, cache, i, keyAt, valueAt, span));
+      x = x.add(mlp(layerNorm(x, p + "ln2"), p));
+    }
+    return Linear.linear(layerNorm(x, "lnf").squeeze(1), weights.get("wte")).singletonOrThrow();
+  }
+
+  private NDArray stepAttention(NDArray x, NDArray mask, String p, long b, KvCache cache, int layer,
+      NDIndex keyAt, NDIndex valueAt, int span) {
+    int h = config.heads();
+    int hd = config.headDim();
+    NDArray qkv = x.matMul(weights.get(p + "attn.wqkv")).add(weights.get(p + "attn.bqkv.b"));
+    qkv = qkv.reshape(b, 1, 3, h, hd).transpose(2, 0, 3, 1, 4); // [3,B,H,1,hd]
+    NDArray q = qkv.get(0);
+    cache.keys[layer].set(keyAt, qkv.get(1).squeeze(2)); // keys[b, :, :, column[b]] = k[b, :, 0, :]
+    cache.values[layer].set(valueAt, qkv.get(2).squeeze(2)); // values[b, :, column[b], :]
+    NDArray kT = cache.keys[layer].get(new NDIndex(":, :, :, 0:{}", span)); // [B,H,hd,S]
+    NDArray v = cache.values[layer].get(new NDIndex(":, :, 0:{}", span)); // [B,H,S,hd]
+    NDArray rows = q.repeat(2, STEP_QUERY_ROWS); // [B,H,8,hd]: the same query 8 times
+    NDArray scores = rows.matMul(kT).mul(Scalars.of(q, 1.0 / Math.sqrt(hd))).add(mask);
+    NDArray y = scores.softmax(-1).matMul(v).get(new NDIndex(":, :, 0:1")); // [B,H,1,hd]
+    y = y.transpose(0, 2, 1, 3).reshape(b, 1, (long) h * hd);
+    return y.matMul(weights.get(p + "attn.wo")).add(weights.get(p + "attn.bo.b"));
+  }
+
+  /**
+   * Keys and values of every layer for rows sampled together: keys [B,H,hd,capacity] (transposed, as
+   * the full pass hands them to the score product), values [B,H,capacity,hd]; a window's position j
+   * at column j, as in the full pass.
+   */
+  static final class KvCache implements AutoCloseable {
+    final NDArray[] keys;
+    final NDArray[] values;
+    final int capacity;
+
+    KvCache(NDManager m, ModelConfig c, long rows, int capacity) {
+      this.capacity = capacity;
+      keys = new NDArray[c.layers()];
+      values = new NDArray[c.layers()];
+      for (int i = 0; i < c.layers(); i++) {
+        keys[i] = m.zeros(new Shape(rows, c.heads(), c.headDim(), capacity));
+        values[i] = m.zeros(new Shape(rows, c.heads(), capacity, c.headDim()));
+      }
+    }
+
+    /** Keeps only the rows at {@code index} (int64, along the batch axis). */
+    void keepRows(NDArray index) {
+      for (int i = 0; i < keys.length; i++) {
+        keys[i] = take(keys[i], index);
+        values[i] = take(values[i], index);
+      }
+    }
+
+    private static NDArray take(NDArray a, NDArray index) {
+      NDArray kept = a.get(new NDIndex("{}", index));
+      a.close();
+      return kept;
+    }
+
+    @Override
+    public void close() {
+      for (int i = 0; i < keys.length; i++) {
+        keys[i].close();
+        values[i].close();
+      }
+    }
+  }
+
   /** The residual stream after the final LayerNorm: [B,T] to [B,T,d]. */
   private NDArray hidden(NDArray tokens) {
+    return hidden(tokens, null);
+  }
+
+  /** As {@link #hidden(NDArray)}, writing each layer's keys and values into {@code cache} if any. */
+  private NDArray hidden(NDArray tokens, KvCache cache) {
     long b = tokens.getShape().get(0);
     int t = (int) tokens.getShape().get(1);
     if (t > config.contextLength()) {
@@ -163,13 +284,13 @@ public final class TinyGpt extends AbstractBlock {
     NDArray mask = causalMask(m, t);
     for (int i = 0; i < config.layers(); i++) {
       String p = "h" + i + ".";
-      x = x.add(attention(layerNorm(x, p + "ln1"), mask, p, b, t));
+      x = x.add(attention(layerNorm(x, p + "ln1"), mask, p, b, t, cache, i));
       x = x.add(mlp(layerNorm(x, p + "ln2"), p));
     }
     return layerNorm(x, "lnf");
   }
 
-  private NDArray attention(NDArray x, NDArray mask, String p, long b, int t) {
+  private NDArray attention(NDArray x, NDArray mask, String p, long b, int t, KvCache cache, int layer) {
     int h = config.heads();
     int hd = config.headDim();
     NDArray qkv = x.matMul(weights.get(p + "attn.wqkv")).add(weights.get(p + "attn.bqkv.b"));
@@ -178,6 +299,10 @@ public final class TinyGpt extends AbstractBlock {
     NDArray q = qkv.get(0);
     NDArray k = qkv.get(1);
     NDArray v = qkv.get(2);
+    if (cache != null) { // the window's keys and values at columns 0..T-1, for stepLogits
+      cache.keys[layer].set(new NDIndex(":, :, :, 0:{}", t), k.transpose(0, 1, 3, 2));
+      cache.values[layer].set(new NDIndex(":, :, 0:{}", t), v);
+    }
     NDArray scores = q.matMul(k.transpose(0, 1, 3, 2)).mul(Scalars.of(q, 1.0 / Math.sqrt(hd))).add(mask);
     NDArray y = scores.softmax(-1).matMul(v); // [B,H,T,hd]
     y = y.transpose(0, 2, 1, 3).reshape(b, t, (long) h * hd);
