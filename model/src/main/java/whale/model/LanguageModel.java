@@ -174,27 +174,24 @@ public final class LanguageModel implements Policy {
     JniUtils.setGradMode(false); // sampling records no graph (the cache is written in place)
     try (NDManager sub = manager.newSubManager()) {
       TinyGpt.KvCache cache = null;
-      int[] holder = new int[0]; // cache row -> chunk row whose window it holds, -1: none (filler)
-      boolean first = true;
+      int[] holder = null; // cache row -> chunk row whose window it holds, -1: none (filler)
       while (true) {
         int[] active = activeRows(done);
         if (active.length == 0) {
           break;
         }
         float[][] rowLogits = new float[n][];
-        if (first) {
+        if (cache == null) { // the first step
           int[][] windows = windows(seq, len, active, ctx);
           int capacity = Math.min(ctx, longest);
-          cache = new TinyGpt.KvCache(sub, config, gemmRows(active.length),
-              Math.max(capacity, width(windows)));
+          holder = new int[gemmRows(active.length)];
+          cache = new TinyGpt.KvCache(sub, config, holder.length, Math.max(capacity, width(windows)));
           float[] logits = nextLogits(windows, sub, cache);
-          holder = new int[(int) cache.keys[0].getShape().get(0)];
           Arrays.fill(holder, -1);
-          for (int i = 0; i < active.length; i++) {
+          for (int i = 0; i < active.length; i++) { // a slid window is let go after the draw below
             rowLogits[active[i]] = Arrays.copyOfRange(logits, i * vocab, (i + 1) * vocab);
-            holder[i] = len[active[i]] <= ctx ? active[i] : -1;
+            holder[i] = active[i];
           }
-          first = false;
         } else {
           holder = compact(cache, holder, done, sub);
           stepCached(cache, holder, seq, len, sub, rowLogits);

@@ -133,7 +133,7 @@ public final class TinyGpt extends AbstractBlock {
 
   /** Logits at every position: int tokens [B,T] to float [B,T,V]. */
   public NDArray logits(NDArray tokens) {
-    return Linear.linear(hidden(tokens), weights.get("wte")).singletonOrThrow();
+    return Linear.linear(hidden(tokens, null), weights.get("wte")).singletonOrThrow();
   }
 
   /**
@@ -264,12 +264,10 @@ public final class TinyGpt extends AbstractBlock {
     }
   }
 
-  /** The residual stream after the final LayerNorm: [B,T] to [B,T,d]. */
-  private NDArray hidden(NDArray tokens) {
-    return hidden(tokens, null);
-  }
-
-  /** As {@link #hidden(NDArray)}, writing each layer's keys and values into {@code cache} if any. */
+  /**
+   * The residual stream after the final LayerNorm: [B,T] to [B,T,d], writing each layer's keys and
+   * values into {@code cache} if any.
+   */
   private NDArray hidden(NDArray tokens, KvCache cache) {
     long b = tokens.getShape().get(0);
     int t = (int) tokens.getShape().get(1);
@@ -297,13 +295,13 @@ public final class TinyGpt extends AbstractBlock {
     // [B,T,3d] -> [3,B,H,T,hd]: one matmul for q, k and v, then split heads.
     qkv = qkv.reshape(b, t, 3, h, hd).transpose(2, 0, 3, 1, 4);
     NDArray q = qkv.get(0);
-    NDArray k = qkv.get(1);
+    NDArray kT = qkv.get(1).transpose(0, 1, 3, 2); // [B,H,hd,T]
     NDArray v = qkv.get(2);
     if (cache != null) { // the window's keys and values at columns 0..T-1, for stepLogits
-      cache.keys[layer].set(new NDIndex(":, :, :, 0:{}", t), k.transpose(0, 1, 3, 2));
+      cache.keys[layer].set(new NDIndex(":, :, :, 0:{}", t), kT);
       cache.values[layer].set(new NDIndex(":, :, 0:{}", t), v);
     }
-    NDArray scores = q.matMul(k.transpose(0, 1, 3, 2)).mul(Scalars.of(q, 1.0 / Math.sqrt(hd))).add(mask);
+    NDArray scores = q.matMul(kT).mul(Scalars.of(q, 1.0 / Math.sqrt(hd))).add(mask);
     NDArray y = scores.softmax(-1).matMul(v); // [B,H,T,hd]
     y = y.transpose(0, 2, 1, 3).reshape(b, t, (long) h * hd);
     return y.matMul(weights.get(p + "attn.wo")).add(weights.get(p + "attn.bo.b"));
