@@ -82,7 +82,11 @@ class KvSamplerTest {
         .get(0));
   }
 
-  /** Chunks are cut by estimated native memory too: never over budget, never empty, at most CHUNK. */
+  /**
+   * Chunks are cut by estimated native memory too: the cache of all their rows beside the prefill
+   * of one row never over budget, never empty, at most CHUNK; the prefill then goes in even groups
+   * that fit beside that cache.
+   */
   @Test
   void chunksStayWithinTheMemoryBudget() throws Exception {
     HfConfig c = HfConfig.read(HfFixtures.dir("qwen2"));
@@ -93,18 +97,59 @@ class KvSamplerTest {
     Integer[] order = IntStream.range(0, rows.size()).boxed().toArray(Integer[]::new);
     long perToken = 2L * c.layers() * c.kvHeads() * c.headDim() * Float.BYTES;
     long act = (5L * c.intermediateSize() + 12L * c.hiddenSize()) * Float.BYTES;
-    // one row of the longest prompt so far: its cache, one layer's activations and four [heads,
-    // width, width] float arrays
-    java.util.function.IntToLongFunction cost =
-        w -> (w + 8) * perToken + w * act + 4L * c.heads() * w * w * Float.BYTES;
+    // one row's prefill over w columns: one layer's activations and four [heads, w, w] float arrays
+    java.util.function.IntToLongFunction prefill = w -> w * act + 4L * c.heads() * w * w * Float.BYTES;
     assertEquals(KvSampler.CHUNK, KvSampler.chunkEnd(c, rows, order, 0, Long.MAX_VALUE));
     assertEquals(1, KvSampler.chunkEnd(c, rows, order, 0, 1), "at least one row, whatever the budget");
-    // rows 0..2 cost 3 x cost(12) (padded to the third's prompt); a fourth would need 4 x cost(13)
-    long budget = 3 * cost.applyAsLong(12);
-    assertTrue(4 * cost.applyAsLong(13) > budget);
+    // rows 0..2 (padded to the third's 12 columns, 8 new) fit; a fourth needs 4 caches of 21
+    long budget = 3 * 20 * perToken + prefill.applyAsLong(12);
+    assertTrue(4 * 21 * perToken + prefill.applyAsLong(13) > budget);
     assertEquals(3, KvSampler.chunkEnd(c, rows, order, 0, budget));
     // from the middle: the count restarts there
-    assertEquals(41, KvSampler.chunkEnd(c, rows, order, 40, 2 * cost.applyAsLong(50) - 1));
+    assertEquals(41, KvSampler.chunkEnd(c, rows, order, 40,
+        2 * 59 * perToken + prefill.applyAsLong(51) - 1));
+
+    // 60 rows of 30 columns (40 in the cache): room for 40 prefills beside the cache: 2 x 30
+    long cache60 = 60 * 40 * perToken;
+    assertEquals(30, KvSampler.prefillGroup(c, 60, 30, 40, cache60 + 40 * prefill.applyAsLong(30)));
+    assertEquals(60, KvSampler.prefillGroup(c, 60, 30, 40, cache60 + 60 * prefill.applyAsLong(30)));
+    assertEquals(20, KvSampler.prefillGroup(c, 60, 30, 40, cache60 + 29 * prefill.applyAsLong(30)));
+    assertEquals(1, KvSampler.prefillGroup(c, 60, 30, 40, cache60), "at least one row");
+    assertEquals(1, KvSampler.prefillGroup(c, 60, 30, 40, 1), "at least one row");
+  }
+
+  /**
+   * A chunk prefilled one row at a time (each row writes its own rows of the shared cache) and
+   * then decoded as one batch gives transformers' greedy tokens, as the whole-chunk prefill does.
+   */
+  @Test
+  void prefillInGroupsWritesEachRowsCache() throws Exception {
+    JsonNode g = HfFixtures.golden("llama");
+    try (HfModel m = HfModel.load(HfFixtures.dir("llama"), List.of());
+        ai.djl.ndarray.NDManager nd = ai.djl.ndarray.NDManager.newBaseManager()) {
+      List<KvSampler.Row> rows = new ArrayList<>();
+      int width = 0;
+      for (JsonNode p : g.path("prompts")) {
+        rows.add(new KvSampler.Row(HfFixtures.ints(p.path("ids")), 0, 12));
+        width = Math.max(width, rows.get(rows.size() - 1).prompt().length);
+      }
+      HfConfig c = m.decoder().config();
+      int n = rows.size();
+      long cache = 2L * c.layers() * c.kvHeads() * c.headDim() * Float.BYTES * (width + 12);
+      long prefill = (5L * c.intermediateSize() + 12L * c.hiddenSize()) * Float.BYTES * width
+          + 4L * c.heads() * width * width * Float.BYTES;
+      long budget = n * cache + prefill; // every row in one chunk, prefilled one at a time
+      Integer[] order = IntStream.range(0, n).boxed()
+          .sorted(Comparator.comparingInt(i -> rows.get(i).prompt().length)).toArray(Integer[]::new);
+      assertEquals(n, KvSampler.chunkEnd(c, rows, order, 0, budget));
+      assertEquals(1, KvSampler.prefillGroup(c, n, width, width + 12, budget));
+      int[][] ours = KvSampler.sample(m.decoder(), nd, rows, Sampling.GREEDY,
+          new java.util.LinkedHashSet<>(m.tokenizer().eosIds()), m.tokenizer().padId(),
+          KvSampler.Stop.NEVER, budget);
+      for (int i = 0; i < n; i++) {
+        assertArrayEquals(HfFixtures.ints(g.path("greedy").get(i)), ours[i], "prompt " + i);
+      }
+    }
   }
 
   @Test

@@ -675,8 +675,30 @@ public final class LlamaDecoder {
       padding = manager.create(pad, new Shape(rows, 1, 1, capacity));
     }
 
+    private KvCache(NDArray[] keys, NDArray[] values, NDArray padding, int length) {
+      this.keys = keys;
+      this.values = values;
+      this.padding = padding;
+      this.length = length;
+    }
+
     public int length() {
       return length;
+    }
+
+    /**
+     * Rows [from, to) as a cache of their own whose arrays are views of these, so that what a
+     * pass writes there lands here (a chunk's prefill in groups of rows). Its length starts at
+     * this one's and grows alone: the caller sets this one's when every group is written.
+     */
+    KvCache rows(int from, int to) {
+      NDArray[] k = new NDArray[keys.length];
+      NDArray[] v = new NDArray[values.length];
+      for (int i = 0; i < k.length; i++) {
+        k[i] = slice(keys[i], 0, from, to);
+        v[i] = slice(values[i], 0, from, to);
+      }
+      return new KvCache(k, v, slice(padding, 0, from, to), length);
     }
 
     /** Keeps only the rows at {@code index} (int, along the batch axis), freeing the old arrays. */
