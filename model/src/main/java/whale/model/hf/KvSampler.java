@@ -106,9 +106,9 @@ public final class KvSampler {
    * at most {@link #CHUNK} rows whose KV cache, with the prefill of one row beside it, stays within
    * {@code budget}; always at least one row. The prefill then runs in groups that fit
    * ({@link #prefillGroup}), and the decode steps run all rows of the chunk together: every decode
-   * step streams all the weights once, whatever its rows, so cutting 64 rows into 56 and 8 (as a
-   * budget that counted the prefill's activations for every row at once did for 64 chat prompts of
-   * SmolLM2-135M) cost 13 % more time than one chunk of 64.
+   * step reads all the weights once, whatever its rows. A budget that counted every row's prefill
+   * at once cut 64 chat prompts of SmolLM2-135M into 56 rows and 8, and the 8-row chunk's products
+   * took 13 % of the sampling's op time (bench/README.md).
    */
   static int chunkEnd(HfConfig c, List<Row> rows, Integer[] order, int from, long budget) {
     int width = 0;
