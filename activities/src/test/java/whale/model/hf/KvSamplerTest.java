@@ -95,10 +95,8 @@ class KvSamplerTest {
       rows.add(new KvSampler.Row(new int[10 + i], i, 8));
     }
     Integer[] order = IntStream.range(0, rows.size()).boxed().toArray(Integer[]::new);
-    long perToken = 2L * c.layers() * c.kvHeads() * c.headDim() * Float.BYTES;
-    long act = (5L * c.intermediateSize() + 12L * c.hiddenSize()) * Float.BYTES;
-    // one row's prefill over w columns: one layer's activations and four [heads, w, w] float arrays
-    java.util.function.IntToLongFunction prefill = w -> w * act + 4L * c.heads() * w * w * Float.BYTES;
+    long perToken = cacheBytes(c, 1);
+    java.util.function.IntToLongFunction prefill = w -> prefillBytes(c, w);
     assertEquals(KvSampler.CHUNK, KvSampler.chunkEnd(c, rows, order, 0, Long.MAX_VALUE));
     assertEquals(1, KvSampler.chunkEnd(c, rows, order, 0, 1), "at least one row, whatever the budget");
     // rows 0..2 (padded to the third's 12 columns, 8 new) fit; a fourth needs 4 caches of 21
@@ -135,10 +133,8 @@ class KvSamplerTest {
       }
       HfConfig c = m.decoder().config();
       int n = rows.size();
-      long cache = 2L * c.layers() * c.kvHeads() * c.headDim() * Float.BYTES * (width + 12);
-      long prefill = (5L * c.intermediateSize() + 12L * c.hiddenSize()) * Float.BYTES * width
-          + 4L * c.heads() * width * width * Float.BYTES;
-      long budget = n * cache + prefill; // every row in one chunk, prefilled one at a time
+      // every row in one chunk, prefilled one at a time
+      long budget = n * cacheBytes(c, width + 12) + prefillBytes(c, width);
       Integer[] order = IntStream.range(0, n).boxed()
           .sorted(Comparator.comparingInt(i -> rows.get(i).prompt().length)).toArray(Integer[]::new);
       assertEquals(n, KvSampler.chunkEnd(c, rows, order, 0, budget));
@@ -150,6 +146,17 @@ class KvSamplerTest {
         assertArrayEquals(HfFixtures.ints(g.path("greedy").get(i)), ours[i], "prompt " + i);
       }
     }
+  }
+
+  /** One row's KV cache of {@code columns} positions, written out here as the budget's oracle. */
+  private static long cacheBytes(HfConfig c, int columns) {
+    return 2L * c.layers() * c.kvHeads() * c.headDim() * Float.BYTES * columns;
+  }
+
+  /** One row's prefill over w columns: one layer's activations and four [heads, w, w] float arrays. */
+  private static long prefillBytes(HfConfig c, int w) {
+    return (5L * c.intermediateSize() + 12L * c.hiddenSize()) * Float.BYTES * w
+        + 4L * c.heads() * w * w * Float.BYTES;
   }
 
   @Test
