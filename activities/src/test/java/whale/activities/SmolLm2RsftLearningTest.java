@@ -39,15 +39,15 @@ import whale.workflows.schedule.Seeds;
  * seed 11 gave 0.086 -> 0.531 in two JVMs (bytes identical across processes: no spread between
  * processes); the RSFT seeds 12 and 13 gave 0.086 -> 0.398 and 0.086 -> 0.523. Another CPU computes
  * other floats, which acts like another seed: over seeds the effect ran +0.31 to +0.45 (a range
- * of 0.13). On an AMD EPYC Zen 4 (2026-12-07) seed 11 gave 0.086 -> 0.531 in six processes (three
- * fresh-clone CI runs before the sampler's prefill groups of 5801734 and one after, and alone twice
- * after, once beside two busy loops), and 0.086 -> 0.352 in one CI run after, with the same RSFT
- * steps (25 and 45 of 128 accepted) and the same test JVM order as the others. Garbage collection
- * changes it: with {@code -DargLine="-Xmn2m -XX:+UseSerialGC"} step 2 accepted 26 of 128 and the
- * test failed (0.086 -> 0.156; 0.086 -> 0.086 before 5801734), so something on the Hugging Face
- * RSFT path still depends on when Java objects are collected (issue 20's note of 2026-12-07;
- * GcDuringTrainingTest holds the built-in model only). The bar, +0.10,
- * is under two fifths of the smallest effect seen (+0.27). About 3.5 min, beside a CI run on the
+ * of 0.13). On an AMD EPYC Zen 4 (2026-12-07) seed 11 gave 0.086 -> 0.531 in six processes, and
+ * 0.086 -> 0.352 in one CI run with the same step-1 rollouts: that one was garbage collection. The
+ * LoRA scale was a scalar on a Java buffer closed before the backward pass that read it, so a
+ * collection between forward and backward made the gradients wrong (see {@code whale.model.Scalars};
+ * {@code HfGcDuringTrainingTest} now holds it). With {@code -DargLine="-Xmn2m -XX:+UseSerialGC"}
+ * step 2 had accepted 26 of 128 and the test failed (0.086 -> 0.156); after the fix that storm and
+ * {@code -Xmn4m -XX:+UseParallelGC} both give 0.086 -> 0.531 (25 and 45 accepted), as do the
+ * fresh-clone CI runs of issue 20's note of 2026-12-07. The bar, +0.10, is under a third of the
+ * smallest effect seen (+0.31, seed 12 on the Xeon). About 3.5 min, beside a CI run on the
  * other core. The math task's learning test on this model would have nothing to
  * keep; {@code HfRsftLearningTest} holds the same loop on a fixture.
  */
