@@ -1,11 +1,7 @@
 package whale.model;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -17,12 +13,7 @@ import org.junit.jupiter.api.Test;
 class GcDuringTrainingTest {
   @Test
   void twinModelsStayBitIdenticalUnderAGarbageCollectionStorm() throws Exception {
-    Process p = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-        "-Xmx96m", "-XX:+UseSerialGC", "-cp", System.getProperty("java.class.path"),
-        TwinTraining.class.getName(), "40").redirectErrorStream(true).start();
-    String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-    assertTrue(p.waitFor(5, TimeUnit.MINUTES), "twin training did not finish");
-    assertEquals(0, p.exitValue(), out);
+    String out = GcStorm.runChild(TwinTraining.class, "40");
     assertTrue(out.contains("twins identical after 40 steps"), out);
   }
 }

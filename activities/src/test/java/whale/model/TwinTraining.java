@@ -3,7 +3,6 @@ package whale.model;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import java.util.Map;
 
 /**
  * The child process of {@link GcDuringTrainingTest}: two models with the same seed take the same
@@ -21,18 +20,7 @@ public final class TwinTraining {
       }
     }
     ModelConfig config = new ModelConfig(ModelConfig.defaults().vocabSize(), 32, 32, 2, 4, 4);
-    Thread collector = new Thread(() -> {
-      while (true) {
-        System.gc();
-        try {
-          Thread.sleep(3);
-        } catch (InterruptedException e) {
-          return;
-        }
-      }
-    }, "gc-storm");
-    collector.setDaemon(true);
-    collector.start();
+    GcStorm.start(3);
     try (LanguageModel a = LanguageModel.create(config, 7);
         LanguageModel b = LanguageModel.create(config, 7)) {
       for (int s = 0; s < steps; s++) {
@@ -51,12 +39,6 @@ public final class TwinTraining {
   private static float[][] weights(LanguageModel m) throws Exception {
     var f = LanguageModel.class.getDeclaredField("gpt");
     f.setAccessible(true);
-    Map<String, ai.djl.ndarray.NDArray> w = ((TinyGpt) f.get(m)).weights();
-    float[][] out = new float[w.size()][];
-    int i = 0;
-    for (ai.djl.ndarray.NDArray x : w.values()) {
-      out[i++] = x.toFloatArray();
-    }
-    return out;
+    return GcStorm.values(((TinyGpt) f.get(m)).weights().values());
   }
 }

@@ -1,12 +1,9 @@
 package whale.model.hf;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
+import whale.model.GcStorm;
 
 /**
  * Garbage collection must not change the Hugging Face decoder's training (as
@@ -19,12 +16,7 @@ import org.junit.jupiter.api.Test;
 class HfGcDuringTrainingTest {
   @Test
   void twinModelsStayBitIdenticalUnderAGarbageCollectionStorm() throws Exception {
-    Process p = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-        "-Xmx96m", "-XX:+UseSerialGC", "-cp", System.getProperty("java.class.path"),
-        HfTwinTraining.class.getName(), "8").redirectErrorStream(true).start();
-    String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-    assertTrue(p.waitFor(5, TimeUnit.MINUTES), "twin training did not finish");
-    assertEquals(0, p.exitValue(), out);
+    String out = GcStorm.runChild(HfTwinTraining.class, "8");
     assertTrue(out.contains("twins identical after 8 steps in every mode"), out);
   }
 }

@@ -4,7 +4,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import java.util.Map;
+import whale.model.GcStorm;
 import whale.model.SftExample;
 
 /**
@@ -24,18 +24,7 @@ public final class HfTwinTraining {
         examples.add(new SftExample(a + "+" + b + "=", (a + b) + "\n"));
       }
     }
-    Thread collector = new Thread(() -> {
-      while (true) {
-        System.gc();
-        try {
-          Thread.sleep(1);
-        } catch (InterruptedException e) {
-          return;
-        }
-      }
-    }, "gc-storm");
-    collector.setDaemon(true);
-    collector.start();
+    GcStorm.start(1);
     for (String mode : List.of("lora", "lora-checkpointed", "full")) {
       try (HfModel a = HfModel.load(dir, HfModel.LINE); HfModel b = HfModel.load(dir, HfModel.LINE)) {
         for (HfModel m : List.of(a, b)) {
@@ -61,12 +50,6 @@ public final class HfTwinTraining {
   }
 
   private static float[][] weights(HfModel m) {
-    Map<String, ai.djl.ndarray.NDArray> w = m.trainer().trainable();
-    float[][] out = new float[w.size()][];
-    int i = 0;
-    for (ai.djl.ndarray.NDArray x : w.values()) {
-      out[i++] = x.toFloatArray();
-    }
-    return out;
+    return GcStorm.values(m.trainer().trainable().values());
   }
 }
